@@ -1,0 +1,16 @@
+"""bptt: symbolic autodiff for NumPy arrays, built around scan.
+
+Write a graph with `bptt.tensor`, loop with `bptt.scan`, differentiate with
+`bptt.grad`, compile with `bptt.function`.
+"""
+from . import tensor as tensor
+from .compile import function as function, shared as shared
+from .config import config as config
+from .errors import (DisconnectedInputError as DisconnectedInputError,
+                     GradientError as GradientError, MissingInputError as MissingInputError,
+                     NullTypeGradError as NullTypeGradError, UnusedInputError as UnusedInputError)
+from .grad import Lop as Lop, grad as grad
+from .tensor import dot as dot
+
+T = tensor
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+"""Compiling graphs into callables: `function`, `shared`, modes, rewrites, profiling."""
+from .function import Function as Function, function as function
+from .sharedvalue import SharedVariable as SharedVariable, shared as shared

@@ -1,0 +1,34 @@
+"""Global settings, read once from the environment and changeable at run time.
+
+``floatX``
+    Default float dtype ("float64" unless ``BPTT_FLOATX`` says otherwise).
+``cache_dir``
+    Where compiled numba code is kept between processes (``BPTT_CACHE_DIR``,
+    default ``~/.cache/bptt``). Set ``BPTT_CACHE_DIR=""`` to disable the disk cache.
+``mode``
+    Default compilation mode, "NUMBA" or "PY" (``BPTT_MODE``).
+``dump_source``
+    Print generated numba source when a function is compiled (``BPTT_DUMP_SOURCE=1``).
+"""
+from __future__ import annotations
+
+import os
+
+
+class _Config:
+    def __init__(self):
+        self.floatX = os.environ.get("BPTT_FLOATX", "float64")
+        default_cache = os.path.join(os.path.expanduser("~"), ".cache", "bptt")
+        self.cache_dir = os.environ.get("BPTT_CACHE_DIR", default_cache)
+        self.mode = os.environ.get("BPTT_MODE", "NUMBA").upper()
+        self.dump_source = os.environ.get("BPTT_DUMP_SOURCE", "") not in ("", "0")
+
+    def __setattr__(self, name, value):
+        if name == "floatX" and value not in ("float32", "float64"):
+            raise ValueError(f"floatX must be 'float32' or 'float64', got {value!r}")
+        if name == "mode" and value not in ("NUMBA", "PY"):
+            raise ValueError(f"mode must be 'NUMBA' or 'PY', got {value!r}")
+        object.__setattr__(self, name, value)
+
+
+config = _Config()

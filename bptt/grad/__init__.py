@@ -1,0 +1,3 @@
+"""Differentiation: reverse mode, forward mode, Jacobians and gradient checks."""
+from .reverse import Lop as Lop, grad as grad
+from .types import disconnected_grad as disconnected_grad, undefined_grad as undefined_grad

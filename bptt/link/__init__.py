@@ -1,0 +1,1 @@
+"""Executors: `python` (reference) and `numba`."""

@@ -1,0 +1,9 @@
+"""Numba lowerings, one module per tensor module. Importing this registers them all."""
+import importlib
+
+for _family in ("elemwise", "math", "shape", "basic", "subtensor", "random", "nnet", "scan"):
+    try:
+        importlib.import_module(f"{__name__}.{_family}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{_family}":
+            raise

@@ -1,0 +1,106 @@
+"""Shape queries and views."""
+from ....tensor.shape import BroadcastTo, DimShuffle, Reshape, Shape, Shape_i, SumTo
+from ..registry import Kernel, np_dtype, numba_funcify
+
+
+@numba_funcify.register(Shape)
+def _shape(op, node, ctx):
+    nd = node.inputs[0].ndim
+    if nd == 0:
+        return "np.zeros(0, np.int64)"
+    return f"np.array({{0}}.shape, dtype=np.int64)" if nd > 1 else "np.array(({0}.shape[0],), dtype=np.int64)"
+
+
+@numba_funcify.register(Shape_i)
+def _shape_i(op, node, ctx):
+    return f"np.int64({{0}}.shape[{op.i}])"
+
+
+def _tuple_of(vec, n):
+    return "(" + "".join(f"{vec}[{i}], " for i in range(n)) + ")"
+
+
+@numba_funcify.register(Reshape)
+def _reshape(op, node, ctx):
+    x = node.inputs[0]
+    out = node.outputs[0]
+    dt = np_dtype(out.dtype)
+    if x.ndim == 0:
+        return Kernel(f"""
+def {{name}}(x, shp):
+    out = np.empty({_tuple_of('shp', op.ndim)}, {dt})
+    if out.size != 1:
+        raise ValueError('cannot reshape an array of size 1 to the requested shape')
+    out.ravel()[0] = x
+    return out
+""" if op.ndim else "def {name}(x, shp):\n    return x\n", "reshape0")
+    if op.ndim == 0:
+        return Kernel("""
+def {name}(x, shp):
+    if x.size != 1:
+        raise ValueError('cannot reshape an array of more than one element to a scalar')
+    return x.ravel()[0]
+""", "reshape_scalar")
+    return Kernel(f"""
+def {{name}}(x, shp):
+    return np.ascontiguousarray(x).reshape({_tuple_of('shp', op.ndim)})
+""", "reshape")
+
+
+@numba_funcify.register(DimShuffle)
+def _dimshuffle(op, node, ctx):
+    x = node.inputs[0]
+    out_nd = len(op.new_order)
+    if x.ndim == 0:
+        if out_nd == 0:
+            return "{0}"
+        return f"np.full({(1,) * out_nd!r}, {{0}})"
+    order = op.drop + op.perm
+    src = "{0}" if order == tuple(range(x.ndim)) else f"np.transpose({{0}}, {order!r})"
+    idx = ["0"] * len(op.drop) + ["None" if o == "x" else ":" for o in op.new_order]
+    if all(i == ":" for i in idx):
+        return src
+    return f"{src}[{', '.join(idx)}]"
+
+
+@numba_funcify.register(BroadcastTo)
+def _broadcast_to(op, node, ctx):
+    x = node.inputs[0]
+    shp = _tuple_of("shp", op.ndim)
+    if x.ndim == 0:
+        return Kernel(f"""
+def {{name}}(x, shp):
+    return np.full({shp}, x)
+""", "broadcast_scalar")
+    return Kernel(f"""
+def {{name}}(x, shp):
+    out = np.empty({shp}, x.dtype)
+    out[...] = x
+    return out
+""", "broadcast_to")
+
+
+@numba_funcify.register(SumTo)
+def _sum_to(op, node, ctx):
+    g, ref = node.inputs
+    n, m = g.ndim, ref.ndim
+    lead = n - m
+    if m == 0:
+        return "np.sum({0})" if n else "{0}"
+    gi = ", ".join(f"j{i}" for i in range(n))
+    oi = ", ".join(f"(j{lead + i} if ref.shape[{i}] != 1 else 0)" for i in range(m))
+    loops, ind = [], "    "
+    for i in range(n):
+        loops.append(f"{ind}for j{i} in range(g.shape[{i}]):")
+        ind += "    "
+    same = " and ".join(f"g.shape[{i}] == ref.shape[{i}]" for i in range(m)) if not lead else "False"
+    body = "\n".join(loops)
+    return Kernel(f"""
+def {{name}}(g, ref):
+    if {same}:
+        return g
+    out = np.zeros(ref.shape, g.dtype)
+{body}
+{ind}out[{oi}] += g[{gi}]
+    return out
+""", "sum_to")

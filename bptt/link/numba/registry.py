@@ -1,0 +1,57 @@
+"""The one backend registry: ``numba_funcify.register(OpClass)``.
+
+A lowering is a function ``(op, node, ctx) -> str | Kernel``:
+
+* a ``str`` is an inline expression template; ``{0}``, ``{1}``... stand for
+  the node's inputs. Elementwise work is emitted this way so that numba's
+  array-expression pass fuses neighbouring nodes into one loop.
+* a `Kernel` is the source of a function ``def {name}(inputs...)`` that
+  returns the output (a tuple for several). Kernels with equal source are
+  emitted once per module.
+
+Conventions inside generated code: 0-d tensors are numba scalars, arrays are
+arrays; a lowering must return a scalar for a 0-d output.
+"""
+from __future__ import annotations
+
+
+class Kernel:
+    """Source of one helper function; ``{name}`` marks where its name goes."""
+
+    def __init__(self, source, hint="k"):
+        self.source = source
+        self.hint = hint
+
+
+class _Registry:
+    def __init__(self):
+        self.table = {}
+
+    def register(self, op_class):
+        def deco(fn):
+            self.table[op_class] = fn
+            return fn
+
+        return deco
+
+    def lookup(self, op):
+        for cls in type(op).__mro__:
+            if cls in self.table:
+                return self.table[cls]
+        return None
+
+    def __call__(self, op, node, ctx):
+        fn = self.lookup(op)
+        if fn is None:
+            raise NotImplementedError(
+                f"no numba lowering for {type(op).__name__}; register one with "
+                f"numba_funcify.register({type(op).__name__}) or compile with mode='PY'")
+        return fn(op, node, ctx)
+
+
+numba_funcify = _Registry()
+
+
+def np_dtype(dtype):
+    """Source naming a numpy dtype usable inside numba code."""
+    return "np.bool_" if dtype == "bool" else f"np.{dtype}"

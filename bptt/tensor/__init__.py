@@ -1,0 +1,67 @@
+"""Symbolic tensors: types, constructors and the op library (``import bptt.tensor as T``)."""
+from ..config import config as _config
+from . import nnet as nnet
+from .basic import (alloc, arange, cast, concatenate, full, join, ones, ones_like, second,
+                    stack, tensor_copy, zeros, zeros_like)
+from .math import (abs, add, all, and_, any, argmax, argmin, bitwise_and, bitwise_or,
+                   bitwise_xor, ceil, clip, cos, cumsum, dot, eq, exp, expm1, floor, ge, gt,
+                   int_div, invert, isinf, isnan, le, log, log1p, log_sigmoid, lt, matmul,
+                   max, maximum, mean, min, minimum, mod, mul, neg, neq, or_, outer, pow, prod,
+                   reciprocal, round, sgn, sigmoid, sin, softplus, sqr, sqrt, square, std, sub,
+                   sum, switch, tanh, true_div, var, where, xor)
+from .shape import (broadcast_to, dimshuffle, flatten, reshape, shape, shape_padaxis,
+                    shape_padleft, shape_padright, squeeze, transpose)
+from .type import (TensorConstant, TensorType, TensorVariable, as_tensor_variable, constant,
+                   tensor)
+
+as_tensor = as_tensor_variable
+sign = sgn
+
+
+def _maker(ndim, dtype=None):
+    def make(name=None, dtype=dtype, shape=None):
+        if shape is None:
+            shape = (None,) * ndim
+        if len(shape) != ndim:
+            raise ValueError(f"shape {shape} does not have {ndim} entries")
+        return TensorType(dtype if dtype is not None else _config.floatX, shape)(name)
+
+    make.__doc__ = f"A new {ndim}-d input variable (dtype defaults to floatX)."
+    return make
+
+
+scalar, vector, matrix, tensor3, tensor4 = (_maker(n) for n in range(5))
+_prefix = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32",
+           "d": "float64"}
+for _p, _dt in _prefix.items():
+    for _n, _kind in enumerate(("scalar", "vector", "matrix", "tensor3", "tensor4")):
+        globals()[_p + _kind] = _maker(_n, _dt)
+bscalar = globals()["bscalar"]
+
+
+def _lazy_subtensor():
+    from .subtensor import inc_subtensor, set_subtensor
+
+    return inc_subtensor, set_subtensor
+
+
+def set_subtensor(x, y, **kwargs):
+    """``x`` with the region it was indexed from replaced by ``y`` (x must be ``a[idx]``)."""
+    return _lazy_subtensor()[1](x, y, **kwargs)
+
+
+def inc_subtensor(x, y, **kwargs):
+    """``x``'s source with ``y`` added to the indexed region."""
+    return _lazy_subtensor()[0](x, y, **kwargs)
+
+
+def __getattr__(name):
+    if name == "shared_randomstreams":
+        from . import random
+
+        return random
+    if name in ("RandomStreams",):
+        from .random import RandomStreams
+
+        return RandomStreams
+    raise AttributeError(f"module 'bptt.tensor' has no attribute {name!r}")

@@ -1,0 +1,118 @@
+"""NumPy-style operators and methods of `TensorVariable`, gathered in one place.
+
+Every method forwards to the function of the op library that implements it;
+imports are local because the library itself builds on TensorVariable.
+"""
+# ruff: noqa: N807
+
+
+def _m():
+    from . import math
+
+    return math
+
+
+def _b():
+    from . import basic
+
+    return basic
+
+
+def _s():
+    from . import shape
+
+    return shape
+
+
+def __add__(self, other): return _m().add(self, other)
+def __radd__(self, other): return _m().add(other, self)
+def __sub__(self, other): return _m().sub(self, other)
+def __rsub__(self, other): return _m().sub(other, self)
+def __mul__(self, other): return _m().mul(self, other)
+def __rmul__(self, other): return _m().mul(other, self)
+def __truediv__(self, other): return _m().true_div(self, other)
+def __rtruediv__(self, other): return _m().true_div(other, self)
+def __floordiv__(self, other): return _m().int_div(self, other)
+def __rfloordiv__(self, other): return _m().int_div(other, self)
+def __mod__(self, other): return _m().mod(self, other)
+def __rmod__(self, other): return _m().mod(other, self)
+def __pow__(self, other): return _m().pow(self, other)
+def __rpow__(self, other): return _m().pow(other, self)
+def __matmul__(self, other): return _m().matmul(self, other)
+def __rmatmul__(self, other): return _m().matmul(other, self)
+def __neg__(self): return _m().neg(self)
+def __pos__(self): return self
+def __abs__(self): return _m().abs(self)
+def __lt__(self, other): return _m().lt(self, other)
+def __le__(self, other): return _m().le(self, other)
+def __gt__(self, other): return _m().gt(self, other)
+def __ge__(self, other): return _m().ge(self, other)
+def __and__(self, other): return _m().and_(self, other)
+def __rand__(self, other): return _m().and_(other, self)
+def __or__(self, other): return _m().or_(self, other)
+def __ror__(self, other): return _m().or_(other, self)
+def __xor__(self, other): return _m().xor(self, other)
+def __rxor__(self, other): return _m().xor(other, self)
+def __invert__(self): return _m().invert(self)
+
+
+def __getitem__(self, index):
+    from .subtensor import getitem
+
+    return getitem(self, index)
+
+
+def __iter__(self):
+    raise TypeError(
+        "a symbolic tensor cannot be iterated in Python; index it with x[i] or loop with bptt.scan")
+
+
+def __len__(self):
+    raise TypeError("len() of a symbolic tensor is unknown; use x.shape[0]")
+
+
+def _prop(fn):
+    return property(fn)
+
+
+ndim = _prop(lambda self: self.type.ndim)
+dtype = _prop(lambda self: self.type.dtype)
+broadcastable = _prop(lambda self: self.type.broadcastable)
+shape = _prop(lambda self: _s().shape(self))
+size = _prop(lambda self: _m().prod(_s().shape(self)))
+T = _prop(lambda self: _s().transpose(self))
+
+
+def sum(self, axis=None, keepdims=False, dtype=None): return _m().sum(self, axis, keepdims, dtype)
+def mean(self, axis=None, keepdims=False): return _m().mean(self, axis, keepdims)
+def prod(self, axis=None, keepdims=False): return _m().prod(self, axis, keepdims)
+def max(self, axis=None, keepdims=False): return _m().max(self, axis, keepdims)
+def min(self, axis=None, keepdims=False): return _m().min(self, axis, keepdims)
+def var(self, axis=None, keepdims=False): return _m().var(self, axis, keepdims)
+def std(self, axis=None, keepdims=False): return _m().std(self, axis, keepdims)
+def all(self, axis=None, keepdims=False): return _m().all(self, axis, keepdims)
+def any(self, axis=None, keepdims=False): return _m().any(self, axis, keepdims)
+def argmax(self, axis=None, keepdims=False): return _m().argmax(self, axis, keepdims)
+def argmin(self, axis=None, keepdims=False): return _m().argmin(self, axis, keepdims)
+def cumsum(self, axis=None): return _m().cumsum(self, axis)
+def dot(self, other): return _m().dot(self, other)
+def clip(self, lo, hi): return _m().clip(self, lo, hi)
+def round(self): return _m().round(self)
+def astype(self, dtype): return _b().cast(self, dtype)
+def copy(self): return _b().tensor_copy(self)
+def reshape(self, *shape, ndim=None):
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple)) or len(shape) == 1 and getattr(shape[0], "ndim", 0) == 1:
+        shape = shape[0]
+    return _s().reshape(self, shape, ndim=ndim)
+def dimshuffle(self, *pattern):
+    if len(pattern) == 1 and isinstance(pattern[0], (list, tuple)):
+        pattern = pattern[0]
+    return _s().dimshuffle(self, pattern)
+def transpose(self, *axes):
+    if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
+        axes = axes[0]
+    return _s().transpose(self, axes or None)
+def flatten(self, ndim=1): return _s().flatten(self, ndim)
+def squeeze(self, axis=None): return _s().squeeze(self, axis)
+def nonzero_values(self):
+    raise NotImplementedError("nonzero_values has a data-dependent shape; use switch() instead")

@@ -1,0 +1,295 @@
+"""Constructors and array-building ops: cast, alloc, zeros/ones, arange, stack, concatenate."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import config
+from ..graph.basic import Apply, Constant
+from ..graph.op import Op
+from . import scalar_ops as so
+from .elemwise import Elemwise
+from .type import TensorType, _check_dtype, as_tensor_variable
+
+_casts = {}
+
+
+def cast(x, dtype):
+    """`x` converted to `dtype` (no-op if it already has it)."""
+    x = as_tensor_variable(x)
+    dtype = _check_dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    if dtype not in _casts:
+        _casts[dtype] = Elemwise(so.Cast(dtype))
+    return _casts[dtype](x)
+
+
+_identity = Elemwise(so.Identity())
+
+
+def tensor_copy(x):
+    """A fresh copy of `x`."""
+    return _identity(x)
+
+
+class Alloc(Op):
+    """An array of the given shape filled with (a broadcast of) `value`."""
+
+    __props__ = ()
+
+    def make_node(self, value, *dims):
+        value = as_tensor_variable(value)
+        dims = [_as_dim(d) for d in dims]
+        if value.ndim > len(dims):
+            raise TypeError(f"alloc: value {value.type} has more dims than the shape ({len(dims)})")
+        static = [int(d.data) if isinstance(d, Constant) else None for d in dims]
+        return Apply(self, [value, *dims], [TensorType(value.dtype, static)()])
+
+    def perform(self, node, inputs, output_storage):
+        value, *dims = inputs
+        out = np.empty(tuple(int(d) for d in dims), dtype=node.outputs[0].dtype)
+        out[...] = value
+        output_storage[0][0] = out
+
+    def L_op(self, inputs, outputs, output_grads):
+        from ..grad.types import disconnected_grad
+        from .shape import sum_to
+
+        value = inputs[0]
+        return [sum_to(output_grads[0], value)] + [disconnected_grad() for _ in inputs[1:]]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            return [zeros_like(self(*inputs))]
+        return [self(eval_points[0], *inputs[1:])]
+
+    def connection_pattern(self, node):
+        return [[True]] + [[False] for _ in node.inputs[1:]]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [tuple(node.inputs[1:])]
+
+
+def _as_dim(d):
+    d = as_tensor_variable(d)
+    if d.ndim != 0 or d.dtype.startswith("float") or d.dtype == "bool":
+        raise TypeError(f"a shape entry must be an integer scalar, got {d.type}")
+    return cast(d, "int64")
+
+
+alloc = Alloc()
+
+
+def _shape_args(shape):
+    if isinstance(shape, (int, np.integer)):
+        return [shape]
+    if hasattr(shape, "ndim") and getattr(shape, "ndim") == 1:
+        from .subtensor import getitem
+
+        n = shape.type.shape[0]
+        if n is None:
+            raise ValueError("zeros/ones: a symbolic shape vector needs a static length")
+        return [getitem(shape, i) for i in range(n)]
+    return list(shape)
+
+
+def zeros(shape, dtype=None):
+    return alloc(np.asarray(0, dtype=_check_dtype(dtype)), *_shape_args(shape))
+
+
+def ones(shape, dtype=None):
+    return alloc(np.asarray(1, dtype=_check_dtype(dtype)), *_shape_args(shape))
+
+
+def full(shape, value, dtype=None):
+    value = as_tensor_variable(value)
+    if dtype is not None:
+        value = cast(value, dtype)
+    return alloc(value, *_shape_args(shape))
+
+
+def _like(x, value, dtype):
+    from .shape import shape_tuple
+
+    x = as_tensor_variable(x)
+    dtype = x.dtype if dtype is None else _check_dtype(dtype)
+    return alloc(np.asarray(value, dtype=dtype), *shape_tuple(x))
+
+
+def zeros_like(x, dtype=None):
+    return _like(x, 0, dtype)
+
+
+def ones_like(x, dtype=None):
+    return _like(x, 1, dtype)
+
+
+def second(x, value):
+    """An array shaped like `x` filled with `value` (broadcast)."""
+    from .shape import shape_tuple
+
+    return alloc(value, *shape_tuple(as_tensor_variable(x)))
+
+
+class ARange(Op):
+    """``np.arange(start, stop, step)`` with a fixed output dtype."""
+
+    __props__ = ("dtype",)
+    no_gradient = "integer-valued positions"
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def make_node(self, start, stop, step):
+        args = [as_tensor_variable(a) for a in (start, stop, step)]
+        for a in args:
+            if a.ndim != 0:
+                raise TypeError(f"arange: bounds must be scalars, got {a.type}")
+        static = None
+        if all(isinstance(a, Constant) for a in args):
+            static = len(np.arange(*[a.data.item() for a in args]))
+        return Apply(self, args, [TensorType(self.dtype, (static,))()])
+
+    def perform(self, node, inputs, output_storage):
+        start, stop, step = (np.asarray(a).item() for a in inputs)
+        if step == 0:
+            raise ValueError("arange: step must not be 0")
+        output_storage[0][0] = np.arange(start, stop, step, dtype=self.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        from .math import ceil, maximum
+
+        start, stop, step = node.inputs
+        n = maximum(ceil((stop - start) / step), 0)
+        return [(cast(n, "int64"),)]
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    """Like ``np.arange``; the dtype follows the bounds (int64 for ints, floatX for floats)."""
+    if stop is None:
+        start, stop = 0, start
+    args = [as_tensor_variable(a) for a in (start, stop, step)]
+    if dtype is None:
+        from .type import result_dtype
+
+        dtype = result_dtype(*args)
+        if dtype.startswith("float"):
+            dtype = config.floatX if all(getattr(a, "weak", False) for a in args) else dtype
+    return ARange(_check_dtype(dtype))(*args)
+
+
+class MakeVector(Op):
+    """A vector from scalars of one dtype."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def make_node(self, *scalars):
+        scalars = [cast(as_tensor_variable(s), self.dtype) for s in scalars]
+        for s in scalars:
+            if s.ndim != 0:
+                raise TypeError(f"MakeVector takes scalars, got {s.type}")
+        return Apply(self, scalars, [TensorType(self.dtype, (len(scalars),))()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.asarray(inputs, dtype=self.dtype).reshape(len(inputs))
+
+    def L_op(self, inputs, outputs, output_grads):
+        from .subtensor import getitem
+
+        return [getitem(output_grads[0], i) for i in range(len(inputs))]
+
+    def R_op(self, inputs, eval_points):
+        evs = [zeros_like(x) if e is None else e for x, e in zip(inputs, eval_points)]
+        return [self(*evs)]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [(as_tensor_variable(np.int64(len(node.inputs))),)]
+
+
+class Join(Op):
+    """Concatenate tensors of equal ndim along a fixed `axis`."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = int(axis)
+
+    def make_node(self, *xs):
+        xs = [as_tensor_variable(x) for x in xs]
+        if not xs:
+            raise TypeError("concatenate needs at least one tensor")
+        ndim = xs[0].ndim
+        if any(x.ndim != ndim for x in xs) or not 0 <= self.axis < ndim:
+            raise TypeError(f"concatenate along axis {self.axis}: inputs must share a number "
+                            f"of dims > axis, got {[x.type for x in xs]}")
+        from .type import result_dtype
+
+        dtype = result_dtype(*xs)
+        xs = [cast(x, dtype) for x in xs]
+        shape = []
+        for d in range(ndim):
+            sizes = [x.type.shape[d] for x in xs]
+            if d == self.axis:
+                shape.append(None if None in sizes else sum(sizes))
+            else:
+                known = {s for s in sizes if s is not None}
+                if len(known) > 1:
+                    raise TypeError(f"concatenate: dimension {d} differs: {sizes}")
+                shape.append(known.pop() if known else None)
+        return Apply(self, xs, [TensorType(dtype, shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.concatenate(inputs, axis=self.axis)
+
+    def L_op(self, inputs, outputs, output_grads):
+        from .shape import shape_i
+        from .subtensor import getitem
+
+        (g,) = output_grads
+        grads, start = [], as_tensor_variable(np.int64(0))
+        for x in inputs:
+            stop = start + shape_i(x, self.axis)
+            idx = (slice(None),) * self.axis + (slice(start, stop),)
+            grads.append(getitem(g, idx))
+            start = stop
+        return grads
+
+    def R_op(self, inputs, eval_points):
+        evs = [zeros_like(x) if e is None else e for x, e in zip(inputs, eval_points)]
+        return [self(*evs)]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        from .math import add
+
+        out = list(input_shapes[0])
+        out[self.axis] = add(*[s[self.axis] for s in input_shapes]) if len(input_shapes) > 1 \
+            else input_shapes[0][self.axis]
+        return [tuple(out)]
+
+
+def concatenate(tensors, axis=0):
+    tensors = [as_tensor_variable(t) for t in tensors]
+    if len(tensors) == 1:
+        return tensors[0]
+    return Join(axis % tensors[0].ndim)(*tensors)
+
+
+def join(axis, *tensors):
+    """Theano's argument order for concatenate."""
+    return concatenate(tensors, axis)
+
+
+def stack(tensors, axis=0):
+    """Stack tensors of one shape along a new axis."""
+    from .shape import shape_padaxis
+    from .type import result_dtype
+
+    tensors = [as_tensor_variable(t) for t in tensors]
+    if not tensors:
+        raise ValueError("stack needs at least one tensor")
+    if all(t.ndim == 0 for t in tensors) and axis == 0:
+        return MakeVector(result_dtype(*tensors))(*tensors)
+    return concatenate([shape_padaxis(t, axis) for t in tensors], axis=axis)

@@ -1,0 +1,117 @@
+"""`Elemwise`: a scalar op applied to every element, with NumPy broadcasting."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph.basic import Apply
+from ..graph.op import Op
+from .type import TensorConstant, TensorType, as_tensor_variable
+
+
+def broadcast_static_shape(types, what):
+    """Static output shape of broadcasting `types`; TypeError when sizes cannot match."""
+    ndim = max((t.ndim for t in types), default=0)
+    shapes = [(1,) * (ndim - t.ndim) + t.shape for t in types]
+    out = []
+    for dim, sizes in enumerate(zip(*shapes)):
+        known = {s for s in sizes if s is not None and s != 1}
+        if len(known) > 1:
+            raise TypeError(f"{what}: cannot broadcast static shapes "
+                            f"{[t.shape for t in types]} (dimension {dim} has sizes {sorted(known)})")
+        if known:
+            out.append(known.pop())
+        elif all(s == 1 for s in sizes):
+            out.append(1)
+        else:
+            out.append(None)
+    return tuple(out)
+
+
+class Elemwise(Op):
+    """Apply `scalar_op` elementwise, broadcasting inputs as NumPy does.
+
+    Weak constants (Python numbers) are converted to the computation dtype
+    when the node is made, so lowering never sees mixed literal dtypes.
+    """
+
+    __props__ = ("scalar_op",)
+
+    def __init__(self, scalar_op):
+        self.scalar_op = scalar_op
+
+    def __str__(self):
+        return self.scalar_op.name
+
+    def make_node(self, *inputs):
+        so = self.scalar_op
+        inputs = [as_tensor_variable(x) for x in inputs]
+        if so.nin != -1 and len(inputs) != so.nin:
+            raise TypeError(f"{so.name} takes {so.nin} inputs, got {len(inputs)}")
+        if not inputs:
+            raise TypeError(f"{so.name} needs at least one input")
+        in_dtypes, out_dtype = so.signature(inputs)
+        inputs = [_settle_weak(x, dt) for x, dt in zip(inputs, in_dtypes)]
+        shape = broadcast_static_shape([x.type for x in inputs], so.name)
+        return Apply(self, inputs, [TensorType(out_dtype, shape)()])
+
+    def compute_dtypes(self, node):
+        return self.scalar_op.signature(node.inputs)
+
+    def perform(self, node, inputs, output_storage):
+        in_dtypes, out_dtype = self.compute_dtypes(node)
+        args = [np.asarray(x, dtype=dt) if x.dtype.name != dt else x
+                for x, dt in zip(inputs, in_dtypes)]
+        with np.errstate(all="ignore"):
+            out = self.scalar_op.impl(*args)
+        output_storage[0][0] = np.asarray(out, dtype=out_dtype)
+
+    def L_op(self, inputs, outputs, output_grads):
+        from .basic import zeros_like
+        from ..grad.types import disconnected_grad
+
+        (g,) = output_grads
+        grads = []
+        for x, p in zip(inputs, self.scalar_op.partials(inputs, outputs[0])):
+            if p is None:
+                grads.append(disconnected_grad())
+            elif isinstance(p, (int, float)) and p == 0:
+                grads.append(zeros_like(x, dtype=g.dtype))
+            elif isinstance(p, (int, float)) and p == 1:
+                grads.append(g)
+            else:
+                grads.append(g * p)
+        return grads
+
+    def R_op(self, inputs, eval_points):
+        from .basic import zeros_like
+
+        out = self(*inputs)
+        total = None
+        for p, ev in zip(self.scalar_op.partials(inputs, out), eval_points):
+            if ev is None or p is None or (isinstance(p, (int, float)) and p == 0):
+                continue
+            term = ev if isinstance(p, (int, float)) and p == 1 else ev * p
+            total = term if total is None else total + term
+        if total is None:
+            return [zeros_like(out)]
+        if total.dtype != out.dtype:
+            from .basic import cast
+
+            total = cast(total, out.dtype)
+        return [total]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        from .shape import broadcast_shapes
+
+        return [broadcast_shapes(*input_shapes)]
+
+
+def _settle_weak(x, dtype):
+    """Give a weak constant the dtype it meets (NumPy 2's rule for Python scalars)."""
+    if isinstance(x, TensorConstant) and x.weak and x.type.dtype != dtype:
+        data = np.asarray(x.data.item(), dtype=dtype)
+        if data.item() != x.data.item() and not np.isnan(data.item()):
+            if dtype not in ("float32", "float64"):
+                raise OverflowError(f"Python integer {x.data.item()} is out of bounds for {dtype}")
+        return TensorConstant(TensorType(dtype, ()), data)
+    return x

@@ -1,0 +1,426 @@
+"""Shapes and views: `Shape`, `Shape_i`, `Reshape`, `DimShuffle`, `BroadcastTo`, `SumTo`.
+
+`SumTo` is the one op the reverse sweep uses to unbroadcast a gradient: it
+sums a gradient down to the run-time shape of the input it belongs to, so
+broadcasting that happens only at run time (a dimension of unknown size that
+turns out to be 1) still gets a correct gradient.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph.basic import Apply, Variable
+from ..graph.op import Op
+from .type import TensorType, as_tensor_variable
+
+
+class Shape(Op):
+    """The shape of a tensor as an int64 vector."""
+
+    __props__ = ()
+    no_gradient = "integer output"
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        return Apply(self, [x], [TensorType("int64", (x.ndim,))()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.asarray(inputs[0].shape, dtype="int64")
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [(as_tensor_variable(node.inputs[0].ndim),)]
+
+
+class Shape_i(Op):  # noqa: N801  (Theano's name)
+    """Size of dimension `i` as an int64 scalar."""
+
+    __props__ = ("i",)
+    no_gradient = "integer output"
+
+    def __init__(self, i):
+        self.i = int(i)
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        if not 0 <= self.i < x.ndim:
+            raise ValueError(f"Shape_i: dimension {self.i} out of range for {x.type}")
+        return Apply(self, [x], [TensorType("int64", ())()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.asarray(inputs[0].shape[self.i], dtype="int64")
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [()]
+
+
+def shape(x):
+    """Symbolic shape vector of `x`."""
+    return Shape()(x)
+
+
+def shape_i(x, i):
+    """Size of dimension `i` of `x`: a constant when statically known."""
+    x = as_tensor_variable(x)
+    i = i % x.ndim if x.ndim else i
+    if x.type.shape[i] is not None:
+        return as_tensor_variable(np.int64(x.type.shape[i]))
+    return Shape_i(i)(x)
+
+
+def shape_tuple(x):
+    """A tuple of scalar size variables, one per dimension."""
+    return tuple(shape_i(x, i) for i in range(as_tensor_variable(x).ndim))
+
+
+def broadcast_shapes(*shapes):
+    """Symbolic broadcast of shape tuples (each entry a scalar variable or int)."""
+    from .math import maximum
+
+    ndim = max((len(s) for s in shapes), default=0)
+    padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+    out = []
+    for sizes in zip(*padded):
+        sizes = [s for s in sizes if not (_is_const(s) and _const_val(s) == 1)]
+        if not sizes:
+            out.append(as_tensor_variable(np.int64(1)))
+        elif len(sizes) == 1:
+            out.append(as_tensor_variable(sizes[0]))
+        else:
+            m = sizes[0]
+            for s in sizes[1:]:
+                m = maximum(m, s)
+            out.append(m)
+    return tuple(out)
+
+
+def _is_const(s):
+    from ..graph.basic import Constant
+
+    return isinstance(s, (int, np.integer)) or isinstance(s, Constant)
+
+
+def _const_val(s):
+    return int(s.data) if isinstance(s, Variable) else int(s)
+
+
+def _as_shape_vector(shape_arg, what):
+    """Turn a tuple of ints / scalar variables, or an int vector variable, into an int64 vector."""
+    from .basic import cast, stack
+
+    if isinstance(shape_arg, Variable):
+        v = as_tensor_variable(shape_arg)
+        if v.ndim != 1 or v.dtype.startswith("float") or v.dtype == "bool":
+            raise TypeError(f"{what}: shape must be an integer vector, got {v.type}")
+        return cast(v, "int64") if v.dtype != "int64" else v
+    parts = list(shape_arg) if isinstance(shape_arg, (list, tuple)) else [shape_arg]
+    if all(isinstance(p, (int, np.integer)) for p in parts):
+        return as_tensor_variable(np.asarray(parts, dtype="int64"))
+    elems = []
+    for p in parts:
+        p = as_tensor_variable(p)
+        if p.ndim != 0 or p.dtype.startswith("float") or p.dtype == "bool":
+            raise TypeError(f"{what}: shape entries must be integer scalars, got {p.type}")
+        elems.append(cast(p, "int64") if p.dtype != "int64" else p)
+    return stack(elems)
+
+
+def _static_entries(vec, n):
+    """Known entries of a shape vector built by `_as_shape_vector` (None where unknown)."""
+    from ..graph.basic import Constant
+
+    if isinstance(vec, Constant):
+        return tuple(int(v) for v in vec.data)
+    node = vec.owner
+    if node is not None and type(node.op).__name__ == "MakeVector":
+        return tuple(int(i.data) if isinstance(i, Constant) else None for i in node.inputs)
+    return (None,) * n
+
+
+class Reshape(Op):
+    """Reshape to a shape vector (one entry may be -1)."""
+
+    __props__ = ("ndim",)
+
+    def __init__(self, ndim):
+        self.ndim = int(ndim)
+
+    def make_node(self, x, shp):
+        x = as_tensor_variable(x)
+        shp = as_tensor_variable(shp)
+        if shp.ndim != 1 or shp.type.shape[0] not in (None, self.ndim):
+            raise TypeError(f"Reshape to {self.ndim} dims needs a shape vector of length "
+                            f"{self.ndim}, got {shp.type}")
+        static = tuple(None if (s is None or s < 0) else s
+                       for s in _static_entries(shp, self.ndim))
+        if None not in x.type.shape and static.count(None) == 1 and -1 in _static_entries(shp, self.ndim):
+            known = int(np.prod([s for s in static if s is not None]))
+            total = int(np.prod(x.type.shape))
+            if known and total % known == 0:
+                static = tuple(total // known if s is None else s for s in static)
+        return Apply(self, [x, shp], [TensorType(x.dtype, static)()])
+
+    def perform(self, node, inputs, output_storage):
+        x, shp = inputs
+        try:
+            output_storage[0][0] = np.reshape(x, tuple(shp))
+        except ValueError as exc:
+            raise ValueError(f"cannot reshape an array of shape {x.shape} to {tuple(shp)}") from exc
+
+    def L_op(self, inputs, outputs, output_grads):
+        from ..grad.types import disconnected_grad
+
+        x, _ = inputs
+        return [reshape(output_grads[0], shape(x), ndim=x.ndim), disconnected_grad()]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            from .basic import zeros_like
+
+            return [zeros_like(self(*inputs))]
+        return [self(eval_points[0], inputs[1])]
+
+    def connection_pattern(self, node):
+        return [[True], [False]]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        from .subtensor import getitem
+
+        return [tuple(getitem(node.outputs[0].owner.inputs[1], i) for i in range(self.ndim))] \
+            if -1 not in _static_entries(node.inputs[1], self.ndim) \
+            else [shape_tuple(node.outputs[0])]
+
+
+def reshape(x, newshape, ndim=None):
+    """`x` with shape `newshape` (a tuple of ints / scalars or an int vector)."""
+    x = as_tensor_variable(x)
+    vec = _as_shape_vector(newshape, "reshape")
+    n = vec.type.shape[0] if ndim is None else ndim
+    if n is None:
+        raise ValueError("reshape: the length of a symbolic shape vector is unknown; pass ndim=")
+    return Reshape(n)(x, vec)
+
+
+class DimShuffle(Op):
+    """Permute dimensions, insert broadcastable ones ('x') and drop size-1 ones.
+
+    `new_order` lists, for each output dimension, an input axis or 'x'.
+    Input axes not listed must have static size 1 (they are dropped).
+    """
+
+    __props__ = ("input_ndim", "new_order")
+
+    def __init__(self, input_ndim, new_order):
+        self.input_ndim = int(input_ndim)
+        self.new_order = tuple(o if o == "x" else int(o) for o in new_order)
+        axes = [o for o in self.new_order if o != "x"]
+        if len(set(axes)) != len(axes) or any(not 0 <= a < self.input_ndim for a in axes):
+            raise ValueError(f"dimshuffle: invalid pattern {new_order} for {input_ndim} dims")
+        self.drop = tuple(i for i in range(self.input_ndim) if i not in axes)
+        self.perm = tuple(axes)
+
+    def __str__(self):
+        return f"DimShuffle{{{','.join(str(o) for o in self.new_order)}}}"
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        if x.ndim != self.input_ndim:
+            raise TypeError(f"{self} expects {self.input_ndim} dims, got {x.type}")
+        for d in self.drop:
+            if x.type.shape[d] != 1:
+                raise ValueError(f"{self}: cannot drop dimension {d} of {x.type} "
+                                 "(only dimensions of static size 1 can be dropped)")
+        shape = tuple(1 if o == "x" else x.type.shape[o] for o in self.new_order)
+        return Apply(self, [x], [TensorType(x.dtype, shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        x = inputs[0]
+        y = np.transpose(x, self.drop + self.perm).reshape(
+            tuple(1 if o == "x" else x.shape[o] for o in self.new_order))
+        output_storage[0][0] = y
+
+    def L_op(self, inputs, outputs, output_grads):
+        (x,), (g,) = inputs, output_grads
+        # Sum over inserted axes, then undo the permutation and restore dropped axes.
+        inserted = tuple(i for i, o in enumerate(self.new_order) if o == "x")
+        from .math import Sum
+
+        if inserted:
+            g = Sum(inserted)(g)
+        kept = [o for o in self.new_order if o != "x"]
+        back = []
+        for i in range(self.input_ndim):
+            back.append("x" if i in self.drop else kept.index(i))
+        return [DimShuffle(len(kept), back)(g)]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            from .basic import zeros_like
+
+            return [zeros_like(self(inputs[0]))]
+        return [self(eval_points[0])]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        (s,) = input_shapes
+        one = as_tensor_variable(np.int64(1))
+        return [tuple(one if o == "x" else s[o] for o in self.new_order)]
+
+
+def dimshuffle(x, pattern):
+    x = as_tensor_variable(x)
+    pattern = tuple(pattern)
+    if pattern == tuple(range(x.ndim)):
+        return x
+    return DimShuffle(x.ndim, pattern)(x)
+
+
+def transpose(x, axes=None):
+    x = as_tensor_variable(x)
+    if axes is None:
+        axes = tuple(reversed(range(x.ndim)))
+    return dimshuffle(x, tuple(a % x.ndim for a in axes))
+
+
+def shape_padleft(x, n=1):
+    x = as_tensor_variable(x)
+    return dimshuffle(x, ("x",) * n + tuple(range(x.ndim)))
+
+
+def shape_padright(x, n=1):
+    x = as_tensor_variable(x)
+    return dimshuffle(x, tuple(range(x.ndim)) + ("x",) * n)
+
+
+def shape_padaxis(x, axis):
+    x = as_tensor_variable(x)
+    axis = axis % (x.ndim + 1)
+    order = list(range(x.ndim))
+    order.insert(axis, "x")
+    return dimshuffle(x, order)
+
+
+def squeeze(x, axis=None):
+    """Drop dimensions of static size 1 (all of them, or those in `axis`)."""
+    x = as_tensor_variable(x)
+    if axis is None:
+        drop = {i for i, s in enumerate(x.type.shape) if s == 1}
+    else:
+        drop = {a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis)}
+    return dimshuffle(x, [i for i in range(x.ndim) if i not in drop])
+
+
+def flatten(x, ndim=1):
+    """Collapse the trailing dimensions so the result has `ndim` dimensions."""
+    x = as_tensor_variable(x)
+    if ndim < 1 or ndim > max(x.ndim, 1):
+        raise ValueError(f"flatten: ndim must be between 1 and {x.ndim}, got {ndim}")
+    from .math import prod
+
+    dims = list(shape_tuple(x)[: ndim - 1])
+    rest = prod(shape(x)[ndim - 1:]) if x.ndim >= ndim else as_tensor_variable(np.int64(1))
+    return reshape(x, dims + [rest], ndim=ndim)
+
+
+class BroadcastTo(Op):
+    """`x` broadcast to a shape vector (a read-only view in NumPy)."""
+
+    __props__ = ("ndim",)
+
+    def __init__(self, ndim):
+        self.ndim = int(ndim)
+
+    def make_node(self, x, shp):
+        x = as_tensor_variable(x)
+        shp = as_tensor_variable(shp)
+        if x.ndim > self.ndim:
+            raise TypeError(f"broadcast_to: cannot broadcast {x.type} to {self.ndim} dims")
+        static = list(_static_entries(shp, self.ndim))
+        xs = (1,) * (self.ndim - x.ndim) + x.type.shape
+        static = [s if s is not None else (xi if xi not in (None, 1) else None)
+                  for s, xi in zip(static, xs)]
+        return Apply(self, [x, shp], [TensorType(x.dtype, static)()])
+
+    def perform(self, node, inputs, output_storage):
+        x, shp = inputs
+        output_storage[0][0] = np.broadcast_to(x, tuple(shp))
+
+    def L_op(self, inputs, outputs, output_grads):
+        from ..grad.types import disconnected_grad
+
+        x, _ = inputs
+        return [sum_to(output_grads[0], x), disconnected_grad()]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            from .basic import zeros_like
+
+            return [zeros_like(self(*inputs))]
+        return [self(eval_points[0], inputs[1])]
+
+    def connection_pattern(self, node):
+        return [[True], [False]]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        from .subtensor import getitem
+
+        return [tuple(getitem(node.inputs[1], i) for i in range(self.ndim))]
+
+
+def broadcast_to(x, shp):
+    vec = _as_shape_vector(shp, "broadcast_to")
+    return BroadcastTo(vec.type.shape[0])(x, vec)
+
+
+class SumTo(Op):
+    """Sum `g` down to the run-time shape of a reference tensor: leading extra
+    dimensions are summed away, and so is every dimension where the reference
+    has size 1 and `g` does not. A no-op when the shapes already agree."""
+
+    __props__ = ()
+
+    def make_node(self, g, ref):
+        g, ref = as_tensor_variable(g), as_tensor_variable(ref)
+        if ref.ndim > g.ndim:
+            raise TypeError(f"SumTo: {g.type} has fewer dims than the reference {ref.type}")
+        return Apply(self, [g, ref], [TensorType(g.dtype, ref.type.shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        g, ref = inputs
+        output_storage[0][0] = sum_to_shape(g, ref.shape)
+
+    def L_op(self, inputs, outputs, output_grads):
+        from ..grad.types import disconnected_grad
+
+        g, ref = inputs
+        return [broadcast_to(output_grads[0], shape(g)), disconnected_grad()]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            from .basic import zeros_like
+
+            return [zeros_like(self(*inputs))]
+        return [self(eval_points[0], inputs[1])]
+
+    def connection_pattern(self, node):
+        return [[True], [False]]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[1]]
+
+
+def sum_to_shape(g, shape):
+    """NumPy: sum `g` down to `shape` (the inverse of broadcasting)."""
+    lead = g.ndim - len(shape)
+    if lead:
+        g = g.sum(axis=tuple(range(lead)))
+    axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, shape)) if b == 1 and a != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g
+
+
+def sum_to(g, ref):
+    """`g` summed down to the shape of `ref` (skipped when types prove it unnecessary)."""
+    g, ref = as_tensor_variable(g), as_tensor_variable(ref)
+    if g.ndim == ref.ndim and g.type.shape == ref.type.shape and None not in g.type.shape:
+        return g
+    return SumTo()(g, ref)
