@@ -294,10 +294,7 @@ class Ceil(_PiecewiseConstant):
 
 
 class RoundHalfEven(_PiecewiseConstant):
-    name, ufunc = "round", np.round
-
-    def numba_expr(self, args, dtypes, out_dtype, ndims):
-        return f"np.round({args[0]})" if ndims[0] else f"np.round_({args[0]})"
+    name, ufunc = "round", np.rint
 
 
 class Sign(_PiecewiseConstant):

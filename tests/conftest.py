@@ -1,0 +1,25 @@
+"""Shared fixtures: both execution modes, hypothesis profiles, a private cache dir."""
+import os
+import tempfile
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+# A private on-disk cache per test session: tests never read a stale user cache.
+os.environ.setdefault("BPTT_CACHE_DIR", tempfile.mkdtemp(prefix="bptt-test-cache-"))
+
+settings.register_profile(
+    "ci", derandomize=True, max_examples=25, deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile(
+    "dev", max_examples=300, deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+MODES = ["PY", "NUMBA"]
+
+
+@pytest.fixture(params=MODES)
+def mode(request):
+    """Run the test once per execution mode."""
+    return request.param
