@@ -9,7 +9,7 @@ from .config import config as config
 from .errors import (DisconnectedInputError as DisconnectedInputError,
                      GradientError as GradientError, MissingInputError as MissingInputError,
                      NullTypeGradError as NullTypeGradError, UnusedInputError as UnusedInputError)
-from .grad import Lop as Lop, grad as grad, verify_grad as verify_grad
+from .grad import Lop as Lop, Rop as Rop, grad as grad, verify_grad as verify_grad
 from .tensor import dot as dot
 
 T = tensor
