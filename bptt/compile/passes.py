@@ -1,0 +1,60 @@
+"""The rewrite pipeline run on every compiled graph before linking.
+
+This file is the one place that orders rewrites. Each entry says why it is
+there, in the manner of numba's ``pm.add_pass(pass, "why")``. `run_passes`
+applies them in order and, when ``config.check_ir`` is on (the test suite
+turns it on), verifies the IR after every pass so a broken invariant is
+reported by the pass that broke it.
+"""
+from __future__ import annotations
+
+from ..config import config
+from ..graph.rewriting import Fixpoint, InToOut
+from ..graph.verify import verify
+from ..tensor.rewriting import (canonical_rewriters, constant_folding, merge,
+                                protect_constant_outputs, remove_dead_code, shape_rewriters)
+
+
+class PassManager:
+    """An ordered list of (graph rewriter, reason) entries."""
+
+    def __init__(self):
+        self.passes = []
+
+    def add_pass(self, rewriter, why):
+        self.passes.append((rewriter, why))
+
+    def names(self):
+        return [rw.name for rw, _ in self.passes]
+
+    def run(self, fgraph, exclude=()):
+        for rw, _ in self.passes:
+            if rw.name in exclude:
+                continue
+            rw.apply(fgraph)
+            if config.check_ir:
+                verify(fgraph, where=f"after rewrite pass {rw.name!r}")
+        return fgraph
+
+    def describe(self):
+        """One line per pass: its name and why it runs."""
+        return "\n".join(f"{rw.name:<26} {why}" for rw, why in self.passes)
+
+
+pm = PassManager()
+pm.add_pass(merge, "one node per value: later rewrites then see each repeated "
+                   "subexpression once")
+pm.add_pass(InToOut([constant_folding], name="constant_folding"),
+            "compute constant subgraphs once at compile time instead of at every call")
+pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding],
+                              name="canonicalize_walk"), merge],
+                     name="canonicalize"),
+            "shrink gradient graphs: sizes from their sources, no x*1, x+0, -(-x), "
+            "stacked views, casts, or sum_to/broadcast_to/alloc that change nothing")
+pm.add_pass(remove_dead_code, "the linker and printer see only the nodes an output needs")
+pm.add_pass(protect_constant_outputs, "a call never hands out the storage of a constant")
+
+
+def run_passes(fgraph, exclude=()):
+    """Rewrite `fgraph` in place with every pass of `pm` except those named in `exclude`."""
+    return pm.run(fgraph, exclude)

@@ -1,0 +1,155 @@
+"""Algebraic canonicalizations: remove work that changes nothing.
+
+Gradient graphs are full of it: the reverse sweep seeds with ones, rules
+multiply by partials that are 1, zeros pad disconnected terms, and views
+are stacked on views. Each rewrite here removes one such pattern:
+
+* ``x * 1``, ``x + 0`` and one-operand ``mul(x)``, ``add(x)``, where the 1 or 0 may be a constant array or a
+  broadcast/alloc/dimshuffle of one, and is dropped only when the remaining
+  operands already give the output's dtype and (provably) shape;
+* ``-(-x)`` -> x;
+* ``DimShuffle(DimShuffle(x))`` -> one DimShuffle; an identity DimShuffle -> x;
+* ``cast(x, x.dtype)`` -> x.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...graph.basic import Constant
+from ...graph.rewriting import can_replace, node_rewriter
+from ..basic import Alloc
+from ..elemwise import Elemwise
+from ..scalar_ops import Add, Cast, Identity, Mul, Neg
+from ..shape import BroadcastTo, DimShuffle
+from .shape import shape_keys
+
+
+def filled_with(v):
+    """The scalar every element of `v` provably equals, or None.
+
+    Looks through the ops that only copy or spread a value: Alloc,
+    BroadcastTo, DimShuffle, identity and value-preserving casts.
+    """
+    while True:
+        if isinstance(v, Constant):
+            data = np.asarray(v.data)
+            if data.size == 0:
+                return None
+            first = data.flat[0]
+            return first.item() if np.all(data == first) else None
+        node = v.owner
+        if node is None:
+            return None
+        op = node.op
+        if isinstance(op, (Alloc, BroadcastTo, DimShuffle)):
+            v = node.inputs[0]
+        elif isinstance(op, Elemwise) and isinstance(op.scalar_op, (Identity, Cast)):
+            v = node.inputs[0]
+            value = filled_with(v)
+            if value is None or np.asarray(value).astype(node.outputs[0].dtype) != value:
+                return None
+            return value
+        else:
+            return None
+
+
+def _elemwise_of(node, scalar_cls):
+    return isinstance(node.op, Elemwise) and isinstance(node.op.scalar_op, scalar_cls)
+
+
+def _broadcast_keys(fgraph, inputs, ndim):
+    """Keys of the broadcast shape of `inputs` (None where they disagree)."""
+    out = []
+    for d in range(ndim):
+        keys = set()
+        for x in inputs:
+            k = d - (ndim - x.ndim)
+            if k >= 0 and x.type.shape[k] != 1:
+                keys.add(shape_keys(fgraph, x)[k])
+        out.append(("const", 1) if not keys else (keys.pop() if len(keys) == 1 else None))
+    return out
+
+
+def _drop_neutral(fgraph, node, neutral):
+    """The output of `node` recomputed without operands filled with `neutral`, or None."""
+    out = node.outputs[0]
+    rest = [x for x in node.inputs if filled_with(x) != neutral]
+    if len(node.inputs) == 1:   # a one-operand sum or product (a partial of mul(x, y))
+        rest = list(node.inputs)
+    elif len(rest) == len(node.inputs) or not rest:
+        return None
+    if max(x.ndim for x in rest) != out.ndim:
+        return None
+    if _broadcast_keys(fgraph, rest, out.ndim) != list(shape_keys(fgraph, out)):
+        return None
+    new = rest[0] if len(rest) == 1 else node.op(*rest)
+    if new.dtype != out.dtype or not can_replace(out, new):
+        return None
+    return [new]
+
+
+@node_rewriter([Elemwise])
+def mul_by_one(fgraph, node):
+    """``x * 1`` -> x (the 1 may be a broadcast ones array, as the sweep's seed)."""
+    if _elemwise_of(node, Mul):
+        return _drop_neutral(fgraph, node, 1)
+    return None
+
+
+@node_rewriter([Elemwise])
+def add_zero(fgraph, node):
+    """``x + 0`` -> x (the 0 may be a zeros array from a disconnected gradient)."""
+    if _elemwise_of(node, Add):
+        return _drop_neutral(fgraph, node, 0)
+    return None
+
+
+@node_rewriter([Elemwise])
+def neg_neg(fgraph, node):
+    """``-(-x)`` -> x."""
+    if not _elemwise_of(node, Neg):
+        return None
+    inner = node.inputs[0].owner
+    if inner is not None and _elemwise_of(inner, Neg):
+        x = inner.inputs[0]
+        if can_replace(node.outputs[0], x):
+            return [x]
+    return None
+
+
+@node_rewriter([Elemwise])
+def useless_cast(fgraph, node):
+    """``cast(x, d)`` where x already has dtype d -> x."""
+    if _elemwise_of(node, Cast) and node.inputs[0].dtype == node.op.scalar_op.dtype:
+        x = node.inputs[0]
+        if can_replace(node.outputs[0], x):
+            return [x]
+    return None
+
+
+@node_rewriter([DimShuffle])
+def dimshuffle_of_dimshuffle(fgraph, node):
+    """Two stacked DimShuffles -> one (or none if they compose to the identity)."""
+    inner = node.inputs[0].owner
+    if inner is None or not isinstance(inner.op, DimShuffle):
+        return None
+    x = inner.inputs[0]
+    first = inner.op.new_order
+    order = tuple("x" if o == "x" else first[o] for o in node.op.new_order)
+    new = x if order == tuple(range(x.ndim)) else DimShuffle(x.ndim, order)(x)
+    return [new] if can_replace(node.outputs[0], new) else None
+
+
+@node_rewriter([DimShuffle])
+def useless_dimshuffle(fgraph, node):
+    """A DimShuffle that keeps every axis in place -> its input."""
+    x = node.inputs[0]
+    if node.op.new_order == tuple(range(x.ndim)) and can_replace(node.outputs[0], x):
+        return [x]
+    return None
+
+
+def canonical_rewriters():
+    """The algebraic rewrites, in the order they are tried on a node."""
+    return [mul_by_one, add_zero, neg_neg, useless_cast, dimshuffle_of_dimshuffle,
+            useless_dimshuffle]
