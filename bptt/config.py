@@ -9,6 +9,8 @@
     Default compilation mode, "NUMBA" or "PY" (``BPTT_MODE``).
 ``dump_source``
     Print generated numba source when a function is compiled (``BPTT_DUMP_SOURCE=1``).
+``check_ir``
+    Verify graph invariants after every rewrite pass and every grad (``BPTT_CHECK_IR=1``).
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ class _Config:
         self.cache_dir = os.environ.get("BPTT_CACHE_DIR", default_cache)
         self.mode = os.environ.get("BPTT_MODE", "NUMBA").upper()
         self.dump_source = os.environ.get("BPTT_DUMP_SOURCE", "") not in ("", "0")
+        self.check_ir = os.environ.get("BPTT_CHECK_IR", "") not in ("", "0")
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float32", "float64"):

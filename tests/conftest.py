@@ -7,6 +7,8 @@ from hypothesis import HealthCheck, settings
 
 # A private on-disk cache per test session: tests never read a stale user cache.
 os.environ.setdefault("BPTT_CACHE_DIR", tempfile.mkdtemp(prefix="bptt-test-cache-"))
+# Check the IR after every rewrite pass and every grad (bptt.graph.verify).
+os.environ.setdefault("BPTT_CHECK_IR", "1")
 
 settings.register_profile(
     "ci", derandomize=True, max_examples=25, deadline=None, print_blob=True,

@@ -177,7 +177,18 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise",
             if disconnected_inputs == "warn":
                 warnings.warn(msg, stacklevel=2)
         results.append(_disconnected_result(w, return_disconnected))
+    _check_ir(results)
     return results if was_list else results[0]
+
+
+def _check_ir(results):
+    """Verify the gradient graph's invariants when ``config.check_ir`` is on (tests)."""
+    from ..config import config
+
+    if config.check_ir:
+        from ..graph.verify import verify_variables
+
+        verify_variables(results, where="in the graph built by grad")
 
 
 def _disconnected_result(w, mode):
