@@ -1,0 +1,236 @@
+"""Indexing lowerings.
+
+numba neither checks bounds nor supports most of NumPy's advanced indexing,
+so integer indices are checked here, explicitly, and advanced indexing is
+written as loops.
+
+`Subtensor` lowers to an inline view expression, for example
+``x[check_0(i, x.shape[0]), 1:np.int64(n)]``, where ``check_<axis>`` raises
+IndexError for an out-of-bounds index and wraps a negative one. The three
+other ops lower to one generated kernel each (names as in the source)::
+
+    prelude   i<d> = checked integer index of dimension d
+              s<d> = slice object of dimension d, l<d> = its length
+              b<j> = size of broadcast dimension j of the index arrays
+    gather    out = np.empty(region shape)
+              for j0 in range(b0): ...               (one loop per broadcast dim)
+                  a<d> = checked element of the array indexing dimension d
+                  out[j0, ..., :, 0] = x[i0, a1, s2]  (":" for slices, 0 for new axes)
+    scatter   out = x.copy(); check y's shape against the region
+              same loops:  out[i0, a1, s2] (+)= y[j0, ..., :, 0]
+"""
+from __future__ import annotations
+
+from ....tensor.subtensor import (AdvancedIncSubtensor, AdvancedSubtensor, FULL,
+                                  IncSubtensor, SliceSpec, Subtensor, layout)
+from ..registry import Kernel, np_dtype, numba_funcify
+
+_CHECK = """
+def {{name}}(i, n):
+    j = np.int64(i)
+    if j < -n or j >= n:
+        raise IndexError("index out of bounds for axis {axis}")
+    return j + n if j < 0 else j
+"""
+
+
+def _part(p, ref):
+    """Source of a slice part: '' for None, a literal, or an index input."""
+    if p is None:
+        return ""
+    if isinstance(p, int):
+        return str(p)
+    return f"np.int64({ref(p[1])})"
+
+
+@numba_funcify.register(Subtensor)
+def _subtensor(op, node, ctx):
+    x = node.inputs[0]
+    lay = layout(op.idx_list, x.ndim)
+    n_explicit = len(op.idx_list)
+
+    def ref(k):
+        return "{%d}" % (k + 1)
+
+    items = []
+    for d, e in enumerate(lay.dims[:n_explicit]):
+        if isinstance(e, SliceSpec):
+            parts = [_part(p, ref) for p in e]
+            items.append(":".join(parts if e.step is not None else parts[:2]))
+        else:
+            check = ctx.add_kernel(Kernel(_CHECK.format(axis=d), f"check_index_{d}"))
+            src = str(e) if isinstance(e, int) else ref(e[1])
+            items.append(f"{check}({src}, {{0}}.shape[{d}])")
+    if not items:
+        return "{0}"
+    return "{0}[" + ", ".join(items) + "]"
+
+
+def _check_lines(var, d, ind):
+    return [f"{ind}if {var} < -x.shape[{d}] or {var} >= x.shape[{d}]:",
+            f"{ind}    raise IndexError('index out of bounds for axis {d}')",
+            f"{ind}if {var} < 0:",
+            f"{ind}    {var} += x.shape[{d}]"]
+
+
+class _KernelWriter:
+    """Builds the source of a gather (`mode` 'get') or scatter ('set', 'inc') kernel."""
+
+    def __init__(self, op, node, mode):
+        self.mode = mode
+        self.x = node.inputs[0]
+        self.y = node.inputs[1] if mode != "get" else None
+        index = node.inputs[1 + (mode != "get"):]
+        self.index_ndim = [v.ndim for v in index]
+        self.lay = layout(op.idx_list, self.x.ndim)
+        self.arrays = [(d, e[1]) for d, e in enumerate(self.lay.dims)
+                       if isinstance(e, tuple) and not isinstance(e, SliceSpec) and e[0] == "a"]
+        self.nb = max((self.index_ndim[k] for _, k in self.arrays), default=0)
+        self.lines = []
+
+    def source(self):
+        params = ["x"] + (["y"] if self.y is not None else [])
+        params += [f"p{k}" for k in range(len(self.index_ndim))]
+        self.lines.append(f"def {{name}}({', '.join(params)}):")
+        if self.x.ndim == 0:
+            self._scalar_x()
+        else:
+            self._prelude()
+            self._body()
+        return "\n".join(self.lines) + "\n"
+
+    def _emit(self, *lines):
+        self.lines.extend(lines)
+
+    def _prelude(self):
+        ind = "    "
+        for d, e in enumerate(self.lay.dims):
+            if isinstance(e, SliceSpec):
+                if e != FULL:
+                    parts = ["None" if p is None else _part(p, lambda k: f"p{k}") for p in e]
+                    self._emit(f"{ind}s{d} = slice({', '.join(parts)})",
+                               f"{ind}l{d} = len(range(*s{d}.indices(x.shape[{d}])))")
+            elif isinstance(e, int) or e[0] == "s":
+                src = str(e) if isinstance(e, int) else f"p{e[1]}"
+                self._emit(f"{ind}i{d} = np.int64({src})", *_check_lines(f"i{d}", d, ind))
+        for j in range(self.nb):
+            self._emit(f"{ind}b{j} = 1")
+            for _, k in self.arrays:
+                t = j - (self.nb - self.index_ndim[k])
+                if t >= 0:
+                    self._emit(
+                        f"{ind}if p{k}.shape[{t}] != 1:",
+                        f"{ind}    if b{j} != 1 and b{j} != p{k}.shape[{t}]:",
+                        f"{ind}        raise IndexError('shape mismatch: indexing arrays could "
+                        "not be broadcast together')",
+                        f"{ind}    b{j} = p{k}.shape[{t}]")
+
+    def _region(self):
+        sizes = []
+        for o in self.lay.out:
+            if o == "adv":
+                sizes.extend(f"b{j}" for j in range(self.nb))
+            elif o == "new":
+                sizes.append("1")
+            else:
+                d = o[1]
+                sizes.append(f"x.shape[{d}]" if self.lay.dims[d] == FULL else f"l{d}")
+        return sizes
+
+    def _region_index(self):
+        """Index into the region at the current loop position."""
+        items = []
+        for o in self.lay.out:
+            if o == "adv":
+                items.extend(f"j{j}" for j in range(self.nb))
+            elif o == "new":
+                items.append("0")
+            else:
+                items.append(":")
+        return items
+
+    def _x_index(self):
+        items = []
+        for d, e in enumerate(self.lay.dims):
+            if isinstance(e, SliceSpec):
+                items.append(":" if e == FULL else f"s{d}")
+            else:
+                items.append(f"a{d}" if isinstance(e, tuple) and e[0] == "a" else f"i{d}")
+        return ", ".join(items)
+
+    def _loops(self):
+        ind = "    "
+        for j in range(self.nb):
+            self._emit(f"{ind}for j{j} in range(b{j}):")
+            ind += "    "
+        for d, k in self.arrays:
+            nk = self.index_ndim[k]
+            pos = ", ".join(f"(j{self.nb - nk + t} if p{k}.shape[{t}] != 1 else 0)"
+                            for t in range(nk))
+            src = f"p{k}[{pos}]" if nk else f"p{k}"
+            self._emit(f"{ind}a{d} = np.int64({src})", *_check_lines(f"a{d}", d, ind))
+        return ind
+
+    def _body(self):
+        sizes = self._region()
+        target = self._x_index()
+        if self.mode == "get":
+            if not sizes:
+                self._emit(f"    return x[{target}]")
+                return
+            self._emit(f"    out = np.empty(({''.join(s + ', ' for s in sizes)}), x.dtype)")
+            ind = self._loops()
+            items = self._region_index()
+            dest = "..." if all(i == ":" for i in items) else ", ".join(items)
+            self._emit(f"{ind}out[{dest}] = x[{target}]", "    return out")
+            return
+        self._emit("    out = x.copy()")
+        self._check_y(sizes)
+        ind = self._loops()
+        value = self._y_at(self._region_index())
+        sign = "=" if self.mode == "set" else "+="
+        self._emit(f"{ind}out[{target}] {sign} {value}", "    return out")
+
+    def _check_y(self, sizes):
+        ny = self.y.ndim
+        for i in range(ny):
+            size = sizes[len(sizes) - ny + i]
+            self._emit(f"    if y.shape[{i}] != 1 and y.shape[{i}] != {size}:",
+                       "        raise ValueError('shape mismatch: the values cannot be "
+                       "broadcast to the indexed region')")
+
+    def _y_at(self, region_items):
+        ny = self.y.ndim
+        if ny == 0:
+            return "y"
+        items = []
+        for i, item in enumerate(region_items[len(region_items) - ny:]):
+            if item.startswith("j"):
+                item = f"({item} if y.shape[{i}] != 1 else 0)"
+            items.append(item)
+        return "y" if all(i == ":" for i in items) else f"y[{', '.join(items)}]"
+
+    def _scalar_x(self):
+        # A 0-d x can only gain new axes (x[None], x[..., None]): the region is all 1s.
+        k = len(self.lay.out)
+        if self.mode == "get":
+            self._emit(f"    return np.full({(1,) * k!r}, x)")
+            return
+        self._check_y(["1"] * k)
+        value = "y" if self.y.ndim == 0 else "y.ravel()[0]"
+        dt = np_dtype(self.x.dtype)
+        self._emit(f"    return {dt}({value})" if self.mode == "set"
+                   else f"    return {dt}(x + {value})")
+
+
+@numba_funcify.register(AdvancedSubtensor)
+def _advanced_subtensor(op, node, ctx):
+    return Kernel(_KernelWriter(op, node, "get").source(), "advanced_subtensor")
+
+
+@numba_funcify.register(IncSubtensor)
+@numba_funcify.register(AdvancedIncSubtensor)
+def _inc_subtensor(op, node, ctx):
+    mode = "set" if op.set_instead_of_inc else "inc"
+    name = type(op).__name__.replace("Inc", mode.capitalize()).lower()
+    return Kernel(_KernelWriter(op, node, mode).source(), name)
