@@ -1,0 +1,511 @@
+"""The `Scan` op: a loop whose body is an inner graph.
+
+The op holds its step graph (`inner_inputs` -> `inner_outputs`) and a
+`ScanInfo` that says which inner and outer variables play which part. Every
+position is computed by `ScanInfo`; the layout, with a diagram, is in
+``bptt/scan/info.py`` and docs/scan-internals.md.
+
+``perform`` is the reference loop (Theano's semantics, PyTensor's
+structure): it checks n_steps against the sequences and the buffers against
+the taps before the first step, allocates every output once, runs the inner
+graph with `PerformProgram` (built once per op) at each step, writes the
+step's outputs in place, and with ``as_while`` stops after the step whose
+condition is true, trimming the outputs to the executed steps.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph.basic import Apply, Variable
+from ..graph.evaluate import PerformProgram
+from ..graph.op import Op
+from ..graph.replace import clone_get_equiv
+from ..graph.traversal import ancestors, graph_inputs
+from .info import ScanInfo
+from .utils import as_shape_var, check_closed, graph_signature, infer_shapes
+
+
+class Scan(Op):
+    """A loop over an inner graph; see the module docstring and `ScanInfo`.
+
+    Parameters
+    ----------
+    inner_inputs, inner_outputs : list of Variable
+        The step graph, in the order `ScanInfo` describes. It is cloned: the
+        op owns its copy.
+    info : ScanInfo
+    seq_origins : tuple of SeqOrigin, optional
+        One per outer sequence, to name the user's sequence in errors.
+    output_labels : tuple of str, optional
+        One per inner output, naming it in errors.
+
+    Two Scan ops are equal when their infos are equal and their inner graphs
+    are structurally equal (`graph_signature`), so merging works on loops.
+    """
+
+    __props__ = ("info", "signature")
+
+    def __init__(self, inner_inputs, inner_outputs, info, seq_origins=None, output_labels=None):
+        if not isinstance(info, ScanInfo):
+            raise TypeError(f"Scan: info must be a ScanInfo, got {type(info).__name__}")
+        equiv = clone_get_equiv(list(inner_inputs), list(inner_outputs))
+        self.inner_inputs = [equiv[v] for v in inner_inputs]
+        self.inner_outputs = [equiv[v] for v in inner_outputs]
+        self.info = info
+        self._check_inner()
+        self.signature = graph_signature(self.inner_inputs, self.inner_outputs)
+        self.seq_origins = tuple(seq_origins) if seq_origins else None
+        self.output_labels = tuple(output_labels) if output_labels else None
+        self._hash = None
+        self._program = None
+
+    # -- identity -------------------------------------------------------------
+    def __hash__(self):
+        if self._hash is None:
+            self._hash = hash((Scan, self.info, self.signature))
+        return self._hash
+
+    def __str__(self):
+        return f"Scan{{{self.info.name or 'scan'}}}"
+
+    __repr__ = __str__
+
+    @property
+    def var_mappings(self):
+        """The 12 outer/inner index maps (see `ScanInfo.var_mappings`)."""
+        return self.info.var_mappings
+
+    def _check_inner(self):
+        info, where = self.info, f"Scan ({self.info.label})"
+        if len(self.inner_inputs) != info.n_inner_inputs:
+            raise ValueError(f"{where}: info describes {info.n_inner_inputs} inner inputs, "
+                             f"got {len(self.inner_inputs)}")
+        if len(self.inner_outputs) != info.n_inner_outputs:
+            raise ValueError(f"{where}: info describes {info.n_inner_outputs} inner outputs, "
+                             f"got {len(self.inner_outputs)}")
+        check_closed(self.inner_inputs, self.inner_outputs, where)
+        for b in info.buffers:
+            for i in b.inner_inputs:
+                for o in b.inner_outputs:
+                    _require_fit(self.inner_inputs[i].type, self.inner_outputs[o].type,
+                                 f"{where}: {b.kind} {b.index} output {self.inner_outputs[o]}")
+        for i, o in zip(info.inner_in_shared, info.inner_out_shared):
+            _require_fit(self.inner_inputs[i].type, self.inner_outputs[o].type,
+                         f"{where}: shared output {o}")
+        if info.as_while:
+            cond = self.inner_outputs[info.inner_out_until]
+            if getattr(cond.type, "ndim", None) != 0:
+                raise TypeError(f"{where}: the until condition must be a scalar, got {cond.type}")
+
+    def label_of_output(self, o):
+        """A phrase naming inner output `o` in messages."""
+        if self.output_labels is not None:
+            return self.output_labels[o]
+        return f"inner output {o}"
+
+    # -- building ---------------------------------------------------------------
+    def make_node(self, *inputs):
+        from ..tensor.type import TensorType, as_tensor_variable
+
+        info, where = self.info, self.info.label
+        if len(inputs) != info.n_outer_inputs:
+            raise ValueError(f"{where}: expected {info.n_outer_inputs} outer inputs, "
+                             f"got {len(inputs)}")
+        inputs = [v if isinstance(v, Variable) else as_tensor_variable(v) for v in inputs]
+        inputs[0] = _int_scalar(inputs[0], f"{where}: n_steps")
+        for i in info.outer_in_nit_sot:
+            inputs[i] = _int_scalar(inputs[i], f"{where}: nit_sot length (outer input {i})")
+        for k, i in enumerate(info.outer_in_seqs):
+            _require_row_fit(inputs[i], self.inner_inputs[info.inner_in_seqs[k]].type,
+                             f"{where}: sequence {k}")
+        for b in info.buffers:
+            for i in b.inner_inputs:
+                _require_row_fit(inputs[b.outer_input], self.inner_inputs[i].type,
+                                 f"{where}: {b.kind} {b.index} initial buffer")
+        for a, b in ((info.outer_in_shared, info.inner_in_shared),
+                     (info.outer_in_non_seqs, info.inner_in_non_seqs)):
+            for i, j in zip(a, b):
+                _require_fit(self.inner_inputs[j].type, inputs[i].type,
+                             f"{where}: outer input {i}")
+        outputs = [t() for t in self._output_types(inputs)]
+        if info.as_while:
+            outputs.append(TensorType("int64", ())())
+        return Apply(self, inputs, outputs)
+
+    def _output_types(self, inputs):
+        from ..graph.basic import Constant
+        from ..tensor.type import TensorType
+
+        info = self.info
+        n = int(inputs[0].data) if isinstance(inputs[0], Constant) and not info.as_while else None
+        types = []
+        for b in info.buffers:
+            outer_t = inputs[b.outer_input].type
+            if b.kind == "mit_mot":
+                types.append(outer_t)
+                continue
+            row = _merge_shapes(outer_t.shape[1:], self.inner_outputs[b.inner_outputs[0]].type.shape)
+            types.append(TensorType(outer_t.dtype, (None if n is None else b.extent + n,) + row))
+        for k, o in enumerate(info.inner_out_nit_sot):
+            t = self.inner_outputs[o].type
+            ln = inputs[info.outer_in_nit_sot[k]]
+            rows = min(n, int(ln.data)) if n is not None and isinstance(ln, Constant) else None
+            types.append(TensorType(t.dtype, (rows,) + t.shape))
+        for i in info.outer_in_shared:
+            types.append(inputs[i].type)
+        return types
+
+    # -- running ----------------------------------------------------------------
+    @property
+    def program(self):
+        """The inner graph prepared for repeated evaluation (built on first use)."""
+        if self._program is None:
+            self._program = PerformProgram(self.inner_inputs, self.inner_outputs)
+        return self._program
+
+    def perform(self, node, inputs, output_storage):
+        info = self.info
+        n = int(inputs[0])
+        self.check_before_loop(n, inputs)
+        bufs = [self._alloc_buffer(b, inputs[b.outer_input], n) for b in info.buffers]
+        lengths = [min(int(inputs[i]), n) for i in info.outer_in_nit_sot]
+        nits = [None] * info.n_nit_sot
+        shared = [inputs[i] for i in info.outer_in_shared]
+        executed = self._loop(inputs, n, bufs, nits, lengths, shared)
+        outs = []
+        for b, buf in zip(info.buffers, bufs):
+            outs.append(buf if b.kind == "mit_mot" else buf[: b.extent + executed])
+        for k in range(info.n_nit_sot):
+            outs.append(self._finish_nit(k, nits[k], lengths[k], executed, inputs))
+        outs += [_unaliased(v, bufs) for v in shared]
+        if info.as_while:
+            outs.append(np.asarray(executed, dtype="int64"))
+        for cell, value in zip(output_storage, outs):
+            cell[0] = value
+
+    def _loop(self, inputs, n, bufs, nits, lengths, shared):
+        """Run up to `n` steps, writing into `bufs`, `nits` and `shared`; return the steps run."""
+        info, program = self.info, self.program
+        args = [None] * info.n_inner_inputs
+        for i, j in zip(info.inner_in_non_seqs, info.outer_in_non_seqs):
+            args[i] = inputs[j]
+        seqs = [(i, inputs[j]) for i, j in zip(info.inner_in_seqs, info.outer_in_seqs)]
+        for t in range(n):
+            for i, seq in seqs:
+                args[i] = seq[t]
+            for b, buf in zip(info.buffers, bufs):
+                for i, off in zip(b.inner_inputs, b.in_offsets):
+                    args[i] = buf[t + off]
+            for k, i in enumerate(info.inner_in_shared):
+                args[i] = shared[k]
+            values = program(*args)
+            for b, buf in zip(info.buffers, bufs):
+                for o, off in zip(b.inner_outputs, b.out_offsets):
+                    self._write(buf, t + off, values[o], t, o)
+            for k, o in enumerate(info.inner_out_nit_sot):
+                if nits[k] is None:
+                    nits[k] = np.empty((lengths[k],) + np.shape(values[o]),
+                                       dtype=self.inner_outputs[o].type.dtype)
+                if lengths[k]:
+                    self._write(nits[k], t % lengths[k], values[o], t, o)
+            for k, o in enumerate(info.inner_out_shared):
+                shared[k] = values[o]
+            if info.as_while and values[info.inner_out_until]:
+                return t + 1
+        return n
+
+    def _write(self, buf, row, value, step, o):
+        value = np.asarray(value)
+        if value.shape != buf.shape[1:]:
+            raise ValueError(
+                f"{self.info.label}: at step {step}, {self.label_of_output(o)} has shape "
+                f"{value.shape}, but {_row_origin(buf)} {buf.shape[1:]}; the step function "
+                f"must return the same shape at every step")
+        buf[row] = value
+
+    def _alloc_buffer(self, b, init, n):
+        init = np.asarray(init)
+        if b.kind == "mit_mot":
+            return init.copy()
+        buf = np.empty((b.extent + n,) + init.shape[1:], dtype=init.dtype)
+        buf[: b.extent] = init[: b.extent]
+        return buf
+
+    def _finish_nit(self, k, ring, length, executed, inputs):
+        if ring is None:
+            o = self.info.inner_out_nit_sot[k]
+            row = self.zero_step_row_shape(o, inputs)
+            return np.empty((0,) + row, dtype=self.inner_outputs[o].type.dtype)
+        if executed < length:
+            return ring[:executed]
+        if executed % length:
+            return np.roll(ring, -(executed % length), axis=0)
+        return ring
+
+    # -- checks before the loop -------------------------------------------------------
+    def check_before_loop(self, n, inputs):
+        """Raise ValueError, naming the culprit, if `n` steps cannot run on `inputs`.
+
+        Checks every sequence's length (before any step: never an
+        out-of-bounds read), the initial buffers' lengths and the nit_sot
+        lengths. The numba lowering raises the same messages.
+        """
+        info = self.info
+        lengths = [np.shape(inputs[i])[0] for i in info.outer_in_seqs]
+        msg = self.sequence_error(n, lengths)
+        if msg is None:
+            msg = self.buffer_error(n, [np.shape(inputs[b.outer_input])[0] for b in info.buffers])
+        if msg is None:
+            for k, i in enumerate(info.outer_in_nit_sot):
+                if int(inputs[i]) < 0:
+                    msg = f"{info.label}: nit_sot {k} has a negative length {int(inputs[i])}"
+        if msg is not None:
+            raise ValueError(msg)
+
+    def sequence_error(self, n, seq_lengths):
+        """The message for sequences too short for `n` steps (or a negative `n`), else None."""
+        label = self.info.label
+        if self.seq_origins is not None:
+            full = {o.group: seq_lengths[k] for k, o in enumerate(self.seq_origins) if o.offset == 0}
+            for k, o in enumerate(self.seq_origins):
+                need = max(n, 0) + o.span
+                if o.offset == 0 and full[o.group] < need:
+                    return (f"{label}: sequence {o.label} (taps {list(o.taps)}) has "
+                            f"{full[o.group]} rows, but {max(n, 0)} steps with these taps need "
+                            f"{need} (n_steps + {o.span}); pass a longer sequence or a "
+                            f"smaller n_steps")
+        for k, m in enumerate(seq_lengths):
+            if m < n:
+                return (f"{label}: sequence {k} has {m} rows, fewer than n_steps={n}; "
+                        f"pass a longer sequence or a smaller n_steps")
+        if n < 0:
+            return (f"{label}: n_steps is {n}; a symbolic n_steps must not be negative at run "
+                    f"time (a negative Python int runs backwards)")
+        return None
+
+    def buffer_error(self, n, buffer_lengths):
+        """The message for an initial buffer too short for its taps (and `n`), else None."""
+        for b, m in zip(self.info.buffers, buffer_lengths):
+            need = b.extent + (max(n, 0) if b.kind == "mit_mot" else 0)
+            if m < need:
+                o = self.label_of_output(b.inner_outputs[0])
+                return (f"{self.info.label}: the initial value of {o} ({b.kind}) has {m} rows "
+                        f"along its first axis, but its taps need {need}")
+        return None
+
+    def zero_step_row_shape(self, o, inputs):
+        """The row shape of inner output `o` when no step ran (its static shape where known)."""
+        static = self.inner_outputs[o].type.shape
+        if all(s is not None for s in static):
+            return tuple(static)
+        try:
+            values = self._row_shape_program()(*self._zero_step_args(inputs))
+            return tuple(int(s) for s in values[o])
+        except Exception:  # noqa: BLE001  (a value-dependent shape: unknown without a step)
+            return tuple(0 if s is None else s for s in static)
+
+    def _row_shape_program(self):
+        if getattr(self, "_shape_program", None) is None:
+            from ..tensor.basic import stack
+
+            from ..tensor.type import as_tensor_variable
+
+            shapes = infer_shapes(self.inner_inputs, self.inner_outputs,
+                                  [_own_shape_or_none(v) for v in self.inner_inputs])
+            empty = as_tensor_variable(np.zeros(0, dtype="int64"))
+            outs = [stack([as_shape_var(s) for s in sh]) if sh else empty for sh in shapes]
+            self._shape_program = PerformProgram(self.inner_inputs, outs)
+        return self._shape_program
+
+    def _zero_step_args(self, inputs):
+        info = self.info
+        args = [None] * info.n_inner_inputs
+        for i, j in zip(info.inner_in_seqs, info.outer_in_seqs):
+            seq = np.asarray(inputs[j])
+            args[i] = np.zeros(seq.shape[1:], seq.dtype)
+        for b in info.buffers:
+            buf = np.asarray(inputs[b.outer_input])
+            for i, off in zip(b.inner_inputs, b.in_offsets):
+                args[i] = buf[off] if off < len(buf) else np.zeros(buf.shape[1:], buf.dtype)
+        for a, c in ((info.inner_in_shared, info.outer_in_shared),
+                     (info.inner_in_non_seqs, info.outer_in_non_seqs)):
+            for i, j in zip(a, c):
+                args[i] = inputs[j]
+        return args
+
+    # -- symbolic properties --------------------------------------------------------------
+    def inner_connection_pattern(self):
+        """``[i][o]``: whether inner output o depends on inner input i."""
+        pattern = []
+        deps = [set(ancestors([o], blockers=self.inner_inputs)) for o in self.inner_outputs]
+        for v in self.inner_inputs:
+            pattern.append([v in d for d in deps])
+        return pattern
+
+    def connection_pattern(self, node):
+        """``[i][j]``: whether outer output j depends differentiably on outer input i.
+
+        Follows the recurrence: a state's inner outputs feed its inner inputs
+        at the next step. n_steps, nit_sot lengths and the step count are
+        not differentiable connections.
+        """
+        info = self.info
+        inner = self.inner_connection_pattern()
+        maps = info.var_mappings
+        pattern = [[False] * info.n_outer_outputs for _ in range(info.n_outer_inputs)]
+        for i in range(info.n_outer_inputs):
+            if i == 0 or i in info.outer_in_nit_sot:
+                continue
+            reached_in = set(maps["inner_inp_from_outer_inp"][i])
+            reached_out = set()
+            frontier = list(reached_in)
+            while frontier:
+                r = frontier.pop()
+                for o, conn in enumerate(inner[r]):
+                    if conn and o not in reached_out:
+                        reached_out.add(o)
+                        for nxt in maps["inner_inp_from_inner_out"][o]:
+                            if nxt not in reached_in:
+                                reached_in.add(nxt)
+                                frontier.append(nxt)
+            for o in reached_out:
+                j = maps["outer_out_from_inner_out"][o]
+                if j >= 0:
+                    pattern[i][j] = True
+            own = maps["outer_out_from_outer_inp"][i]
+            if own >= 0 and i not in info.outer_in_nit_sot:
+                pattern[i][own] = True
+        return pattern
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        """Output shapes from input shapes (see the layout in `ScanInfo`).
+
+        Row shapes of nit_sot and shared outputs come from the inner graph
+        when they are expressible in outer terms; otherwise from the output.
+        """
+        from ..graph.replace import clone_replace
+        from ..tensor.math import minimum
+        from ..tensor.shape import shape_i
+
+        info, ins = self.info, node.inputs
+        n = node.inputs[0]
+        per_inner, inner_shapes = self._outer_inner_shapes(input_shapes)
+        allowed = {self.inner_inputs[i]: ins[j] for i, j in
+                   zip(info.inner_in_non_seqs, info.outer_in_non_seqs)}
+        inner_set = set(self.inner_inputs)
+        out = []
+        for b in info.buffers:
+            sh = tuple(input_shapes[b.outer_input])
+            if b.kind != "mit_mot":
+                rows = shape_i(node.outputs[b.outer_output], 0) if info.as_while else n + b.extent
+                sh = (rows,) + sh[1:]
+            out.append(sh)
+        for k, o in enumerate(info.inner_out_nit_sot):
+            j = info.outer_out_nit_sot[k]
+            rows = shape_i(node.outputs[j], 0) if info.as_while else \
+                minimum(n, ins[info.outer_in_nit_sot[k]])
+            row = tuple(_outer_expr(s, allowed, inner_set, clone_replace,
+                                    shape_i(node.outputs[j], d + 1))
+                        for d, s in enumerate(inner_shapes[o]))
+            out.append((rows,) + row)
+        for k, i in enumerate(info.outer_in_shared):
+            j = info.outer_out_shared[k]
+            sh = inner_shapes[info.inner_out_shared[k]]
+            own = input_shapes[i]
+            if sh is None or own is None:
+                out.append(None)
+            elif _same_entries(sh, per_inner[info.inner_in_shared[k]]):
+                out.append(tuple(own))
+            else:
+                out.append(tuple(shape_i(node.outputs[j], d) for d in range(len(own))))
+        if info.as_while:
+            out.append(())
+        return out
+
+    def _outer_inner_shapes(self, input_shapes):
+        """Inner output shapes with inner input shapes given by the outer input shapes."""
+        info = self.info
+        per_inner = [None] * info.n_inner_inputs
+        for i, j in zip(info.inner_in_seqs, info.outer_in_seqs):
+            per_inner[i] = tuple(input_shapes[j])[1:]
+        for b in info.buffers:
+            for i in b.inner_inputs:
+                per_inner[i] = tuple(input_shapes[b.outer_input])[1:]
+        for a, c in ((info.inner_in_shared, info.outer_in_shared),
+                     (info.inner_in_non_seqs, info.outer_in_non_seqs)):
+            for i, j in zip(a, c):
+                per_inner[i] = None if input_shapes[j] is None else tuple(input_shapes[j])
+        return per_inner, infer_shapes(self.inner_inputs, self.inner_outputs, per_inner)
+
+
+# -- helpers -------------------------------------------------------------------------
+def _int_scalar(v, what):
+    from ..tensor.basic import cast
+
+    if getattr(v.type, "ndim", None) != 0 or v.type.dtype not in (
+            "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"):
+        raise TypeError(f"{what} must be an integer scalar, got {v.describe()}")
+    return v if v.type.dtype == "int64" else cast(v, "int64")
+
+
+def _fits(want, got):
+    """Whether values of type `got` can stand where type `want` is expected."""
+    if want == got:
+        return True
+    if not (hasattr(want, "dtype") and hasattr(got, "dtype")):
+        return False
+    return want.dtype == got.dtype and want.ndim == got.ndim and all(
+        a is None or b is None or a == b for a, b in zip(want.shape, got.shape))
+
+
+def _require_fit(want, got, what):
+    if not _fits(want, got):
+        raise TypeError(f"{what}: expected {want}, got {got}")
+
+
+def _require_row_fit(outer, inner_type, what):
+    t = outer.type
+    if not hasattr(t, "dtype") or t.ndim != inner_type.ndim + 1:
+        raise TypeError(f"{what}: expected a {inner_type.ndim + 1}-d tensor of {inner_type.dtype} "
+                        f"(rows of {inner_type}), got {outer.describe()}")
+    row = t.clone(shape=t.shape[1:])
+    if not _fits(inner_type, row):
+        raise TypeError(f"{what}: its rows ({row}) do not fit the inner input type {inner_type}")
+
+
+def _merge_shapes(a, b):
+    return tuple(x if x is not None else y for x, y in zip(a, b))
+
+
+def _row_origin(buf):
+    return "the rows it is stored in have shape" if buf.ndim else "its buffer has shape"
+
+
+def _unaliased(value, bufs):
+    if isinstance(value, np.ndarray) and any(np.may_share_memory(value, b) for b in bufs):
+        return value.copy()
+    return value
+
+
+def _own_shape_or_none(v):
+    ndim = getattr(v.type, "ndim", None)
+    if ndim is None:
+        return None
+    from ..tensor.shape import shape_tuple
+
+    return shape_tuple(v)
+
+
+def _outer_expr(s, allowed, inner_set, clone_replace, fallback):
+    """`s` rewritten in outer variables if it needs only outer shapes and non-sequences."""
+    if isinstance(s, (int, np.integer)):
+        return int(s)
+    used = [v for v in graph_inputs([s]) if v in inner_set]
+    if all(v in allowed for v in used):
+        return clone_replace(s, {v: allowed[v] for v in used}) if used else s
+    return fallback
+
+
+def _same_entries(a, b):
+    return b is not None and len(a) == len(b) and all(
+        x is y or (isinstance(x, int) and isinstance(y, int) and x == y) for x, y in zip(a, b))
