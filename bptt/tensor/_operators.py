@@ -19,9 +19,9 @@ def _b():
 
 
 def _s():
-    from . import shape
+    import importlib  # `from . import shape` would get the function bptt.tensor.shape
 
-    return shape
+    return importlib.import_module(".shape", __package__)
 
 
 def __add__(self, other): return _m().add(self, other)
