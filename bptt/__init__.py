@@ -11,6 +11,7 @@ from .errors import (DisconnectedInputError as DisconnectedInputError,
                      NullTypeGradError as NullTypeGradError, UnusedInputError as UnusedInputError)
 from .grad import Lop as Lop, Rop as Rop, grad as grad, verify_grad as verify_grad
 from .tensor import dot as dot
+from .tensor.random import RandomStreams as RandomStreams
 
 T = tensor
 __version__ = "0.1.0"
