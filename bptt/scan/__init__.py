@@ -1,4 +1,7 @@
 """Loops in the graph: `scan` and its views, the `Scan` op and its `ScanInfo` layout."""
+from .args import ScanArgs as ScanArgs
+from .basic import scan as scan
 from .info import ScanInfo as ScanInfo
 from .op import Scan as Scan
 from .utils import ScanUpdates as ScanUpdates, until as until
+from .views import foldl as foldl, foldr as foldr, map as map, reduce as reduce

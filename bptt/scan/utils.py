@@ -13,6 +13,11 @@ from ..graph.basic import Constant, Variable
 from ..graph.traversal import free_variables, toposort
 
 
+def is_shared(v):
+    """Whether `v` is a shared variable (duck-typed: the compile layer sits above scan)."""
+    return isinstance(v, Variable) and hasattr(v, "container") and hasattr(v, "default_update")
+
+
 class until:  # noqa: N801  (Theano's name)
     """Returned last by a step function: stop after the step where `condition` holds.
 
@@ -42,9 +47,7 @@ class ScanUpdates(dict):
     """
 
     def __setitem__(self, key, value):
-        from ..compile.sharedvalue import SharedVariable
-
-        if not isinstance(key, SharedVariable):
+        if not is_shared(key):
             raise TypeError(f"updates: {getattr(key, 'describe', lambda: repr(key))()} is not a "
                             "shared variable; only shared variables can be updated")
         if key in self and self[key] is not value:

@@ -1,0 +1,167 @@
+"""`ScanArgs`: a Scan node's variables by category, editable, and able to rebuild a node.
+
+Rewrites and the gradient work on names instead of offsets::
+
+    args = ScanArgs.from_node(node)
+    args.remove("non_seqs", 2)                # drop a non-sequence everywhere
+    args.outer_in_seqs[0] = new_sequence      # swap an outer input
+    new_node = args.make_node()               # a new Scan node (new ScanInfo)
+
+Each category holds parallel lists (one entry per loop variable of that
+category); `CATEGORIES` names them. Lists of lists hold the several taps of
+one mit_mot / mit_sot. Outer outputs are those of the node read from (None
+for a node not built yet).
+"""
+from __future__ import annotations
+
+from .info import ScanInfo
+from .op import Scan
+
+#: Category -> the parallel lists that hold it.
+CATEGORIES = {
+    "seqs": ("outer_in_seqs", "inner_in_seqs", "seq_origins"),
+    "mit_mot": ("outer_in_mit_mot", "inner_in_mit_mot", "inner_out_mit_mot",
+                "outer_out_mit_mot", "mit_mot_in_slices", "mit_mot_out_slices"),
+    "mit_sot": ("outer_in_mit_sot", "inner_in_mit_sot", "inner_out_mit_sot",
+                "outer_out_mit_sot", "mit_sot_in_slices"),
+    "sit_sot": ("outer_in_sit_sot", "inner_in_sit_sot", "inner_out_sit_sot",
+                "outer_out_sit_sot"),
+    "nit_sot": ("outer_in_nit_sot", "inner_out_nit_sot", "outer_out_nit_sot"),
+    "shared": ("outer_in_shared", "inner_in_shared", "inner_out_shared", "outer_out_shared"),
+    "non_seqs": ("outer_in_non_seqs", "inner_in_non_seqs"),
+}
+
+
+class ScanArgs:
+    """The variables of a Scan node, by category (see `CATEGORIES` and docs/scan-internals.md).
+
+    Attributes besides the category lists: ``n_steps`` (outer), ``cond``
+    (inner until condition or None), ``outer_out_n_steps`` (the executed-step
+    count output of an until loop, or None), ``truncate_gradient``, ``name``,
+    and ``labels`` (inner output variable -> phrase used in run-time errors).
+    """
+
+    def __init__(self):
+        for fields in CATEGORIES.values():
+            for f in fields:
+                setattr(self, f, [])
+        self.n_steps = None
+        self.cond = None
+        self.outer_out_n_steps = None
+        self.truncate_gradient = -1
+        self.name = None
+        self.labels = {}
+
+    @classmethod
+    def from_node(cls, node):
+        """The view of an existing Scan node."""
+        op, info = node.op, node.op.info
+        ins, outs = node.inputs, node.outputs
+        ii, io = op.inner_inputs, op.inner_outputs
+        a = cls()
+        a.n_steps = ins[0]
+        a.outer_in_seqs = [ins[i] for i in info.outer_in_seqs]
+        a.inner_in_seqs = [ii[i] for i in info.inner_in_seqs]
+        a.seq_origins = list(op.seq_origins) if op.seq_origins else [None] * info.n_seqs
+        for b in info.buffers:
+            k = b.kind
+            getattr(a, f"outer_in_{k}").append(ins[b.outer_input])
+            getattr(a, f"outer_out_{k}").append(outs[b.outer_output])
+            ins_inner = [ii[i] for i in b.inner_inputs]
+            outs_inner = [io[o] for o in b.inner_outputs]
+            if k == "sit_sot":
+                a.inner_in_sit_sot.append(ins_inner[0])
+                a.inner_out_sit_sot.append(outs_inner[0])
+            elif k == "mit_sot":
+                a.inner_in_mit_sot.append(ins_inner)
+                a.inner_out_mit_sot.append(outs_inner[0])
+                a.mit_sot_in_slices.append(info.mit_sot_in_slices[b.index])
+            else:
+                a.inner_in_mit_mot.append(ins_inner)
+                a.inner_out_mit_mot.append(outs_inner)
+                a.mit_mot_in_slices.append(info.mit_mot_in_slices[b.index])
+                a.mit_mot_out_slices.append(info.mit_mot_out_slices[b.index])
+        a.outer_in_nit_sot = [ins[i] for i in info.outer_in_nit_sot]
+        a.inner_out_nit_sot = [io[o] for o in info.inner_out_nit_sot]
+        a.outer_out_nit_sot = [outs[j] for j in info.outer_out_nit_sot]
+        a.outer_in_shared = [ins[i] for i in info.outer_in_shared]
+        a.inner_in_shared = [ii[i] for i in info.inner_in_shared]
+        a.inner_out_shared = [io[o] for o in info.inner_out_shared]
+        a.outer_out_shared = [outs[j] for j in info.outer_out_shared]
+        a.outer_in_non_seqs = [ins[i] for i in info.outer_in_non_seqs]
+        a.inner_in_non_seqs = [ii[i] for i in info.inner_in_non_seqs]
+        if info.as_while:
+            a.cond = io[info.inner_out_until]
+            a.outer_out_n_steps = outs[info.outer_out_n_steps]
+        a.truncate_gradient, a.name = info.truncate_gradient, info.name
+        a.labels = {io[o]: op.label_of_output(o) for o in range(info.n_inner_outputs)}
+        return a
+
+    # -- editing ---------------------------------------------------------------------
+    def remove(self, category, j):
+        """Drop entry `j` of `category` from every list that holds it."""
+        for f in CATEGORIES[category]:
+            del getattr(self, f)[j]
+
+    # -- the layout ------------------------------------------------------------------
+    @property
+    def info(self):
+        """The `ScanInfo` describing the current lists."""
+        return ScanInfo(
+            n_seqs=len(self.outer_in_seqs), mit_mot_in_slices=tuple(self.mit_mot_in_slices),
+            mit_mot_out_slices=tuple(self.mit_mot_out_slices),
+            mit_sot_in_slices=tuple(self.mit_sot_in_slices), n_sit_sot=len(self.outer_in_sit_sot),
+            n_nit_sot=len(self.outer_in_nit_sot), n_shared_outs=len(self.outer_in_shared),
+            n_non_seqs=len(self.outer_in_non_seqs), as_while=self.cond is not None,
+            truncate_gradient=self.truncate_gradient, name=self.name)
+
+    @property
+    def inner_inputs(self):
+        return (list(self.inner_in_seqs) + _flat(self.inner_in_mit_mot)
+                + _flat(self.inner_in_mit_sot) + list(self.inner_in_sit_sot)
+                + list(self.inner_in_shared) + list(self.inner_in_non_seqs))
+
+    @property
+    def inner_outputs(self):
+        return (_flat(self.inner_out_mit_mot) + list(self.inner_out_mit_sot)
+                + list(self.inner_out_sit_sot) + list(self.inner_out_nit_sot)
+                + list(self.inner_out_shared) + ([self.cond] if self.cond is not None else []))
+
+    @property
+    def outer_inputs(self):
+        return ([self.n_steps] + list(self.outer_in_seqs) + list(self.outer_in_mit_mot)
+                + list(self.outer_in_mit_sot) + list(self.outer_in_sit_sot)
+                + list(self.outer_in_shared) + list(self.outer_in_nit_sot)
+                + list(self.outer_in_non_seqs))
+
+    @property
+    def outer_outputs(self):
+        return (list(self.outer_out_mit_mot) + list(self.outer_out_mit_sot)
+                + list(self.outer_out_sit_sot) + list(self.outer_out_nit_sot)
+                + list(self.outer_out_shared)
+                + ([self.outer_out_n_steps] if self.cond is not None else []))
+
+    # -- rebuilding --------------------------------------------------------------------
+    def make_op(self):
+        """A `Scan` op for the current inner graph and layout."""
+        origins = None if any(o is None for o in self.seq_origins) else self.seq_origins
+        inner_outputs = self.inner_outputs
+        labels = [self.labels.get(v, f"inner output {o}") for o, v in enumerate(inner_outputs)]
+        return Scan(self.inner_inputs, inner_outputs, self.info, seq_origins=origins,
+                    output_labels=labels)
+
+    def make_node(self):
+        """A new Scan node (an `Apply`) computing the current layout from the outer inputs."""
+        return self.make_op().make_node(*self.outer_inputs)
+
+    def __repr__(self):
+        parts = []
+        for cat, fields in CATEGORIES.items():
+            n = len(getattr(self, fields[0]))
+            if n:
+                parts.append(f"{cat}={n}")
+        return f"ScanArgs({', '.join(parts)}{', until' if self.cond is not None else ''})"
+
+
+def _flat(lists):
+    return [v for group in lists for v in group]
