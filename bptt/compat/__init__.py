@@ -1,0 +1,1 @@
+"""Compatibility layers for code written against other libraries (see `bptt.compat.theano`)."""
