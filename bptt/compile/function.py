@@ -1,12 +1,24 @@
 """`function`: compile a graph into a callable.
 
-Steps: apply `givens`, collect the shared variables the graph reads (they
-become hidden inputs), add default updates, build a `FunctionGraph` of
-outputs and update values, rewrite it, and link it in the chosen mode.
+Building (`Function.__init__`):
 
-A call converts and checks every argument (errors name the input), runs the
-linked graph once, and only after it succeeded writes every update, so a
-failed call leaves shared variables untouched.
+1. normalise `outputs` and `updates`; apply `givens` to both;
+2. collect the shared variables the graph reads (they become hidden inputs
+   after the explicit ones) and add their default updates, until no new
+   shared variable appears;
+3. check for unused inputs; build a `FunctionGraph` whose outputs are the
+   function's outputs followed by the update values; rewrite it;
+4. link it in the chosen mode (the numba linker compiles here, not at the
+   first call), and prepare one converter per input.
+
+Calling (`Function.__call__`): each argument goes through its input's
+converter (an array of the right dtype and number of dimensions passes
+unchanged; anything else is converted when that loses nothing, or rejected
+with an error naming the input and what was expected and received), the
+linked graph runs once and computes every output and every update value,
+and only then are the updates written. A call that raises therefore leaves
+every shared variable as it was. The executor guarantees that no returned
+array shares memory with an argument, a shared value or another output.
 """
 from __future__ import annotations
 
@@ -15,142 +27,245 @@ import warnings
 
 import numpy as np
 
+from ..config import config
 from ..errors import UnusedInputError
 from ..graph.basic import Constant, Variable
 from ..graph.fg import FunctionGraph
 from ..graph.replace import clone_replace
 from ..graph.traversal import ancestors, graph_inputs
-from ..tensor.type import as_tensor_variable
+from ..tensor.type import TensorType, as_tensor_variable, constant
 from .mode import linker_for, optimize, resolve_mode
 from .profiling import FunctionProfile
 from .sharedvalue import SharedVariable
 
 
-def _update_pairs(updates):
-    if updates is None:
+def _describe(v):
+    return v.describe() if isinstance(v, Variable) else repr(v)
+
+
+def _pairs(mapping, what):
+    if mapping is None:
         return []
-    pairs = list(updates.items()) if hasattr(updates, "items") else list(updates)
-    out, seen = [], set()
+    pairs = list(mapping.items()) if hasattr(mapping, "items") else list(mapping)
     for pair in pairs:
-        if len(pair) != 2:
-            raise ValueError(f"updates must be (shared variable, new value) pairs, got {pair!r}")
-        var, new = pair
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"{what} must be a dict or a list of (variable, value) pairs, "
+                            f"got the entry {pair!r}")
+    return [tuple(p) for p in pairs]
+
+
+# -- updates -------------------------------------------------------------------
+def _update_pairs(updates):
+    out, seen = [], set()
+    for var, new in _pairs(updates, "updates"):
         if not isinstance(var, SharedVariable):
-            raise TypeError(f"updates: {getattr(var, 'describe', lambda: repr(var))()} is not a "
-                            "shared variable; only bptt.shared variables can be updated")
+            raise TypeError(f"updates: {_describe(var)} is not a shared variable; only "
+                            "bptt.shared variables can be updated")
         if var in seen:
             raise ValueError(f"updates: {var.describe()} is updated twice")
         seen.add(var)
-        out.append((var, _as_update_value(var, new)))
+        out.append((var, _as_value_of(var, new, f"the update of {var.describe()}")))
     return out
 
 
-def _as_update_value(var, new):
+def _as_value_of(var, new, what):
+    """`new` as a variable that can stand for `var` (same dtype and ndim, compatible shape).
+
+    Non-symbolic values become constants of `var`'s dtype when the conversion
+    loses nothing; a symbolic value of another dtype is an error that says
+    how to cast it.
+    """
     if not isinstance(new, Variable):
         new = as_tensor_variable(new)
     if new.type == var.type:
         return new
-    from ..tensor.type import TensorType
+    if not (isinstance(var.type, TensorType) and isinstance(new.type, TensorType)):
+        raise TypeError(f"{what} has type {new.type}, expected {var.type}")
+    if new.dtype != var.dtype:
+        if isinstance(new, Constant):
+            # Python floats are weak (NEP 50): they may round to a float32 variable.
+            weak = getattr(new, "weak", False) and var.dtype.startswith("float")
+            new = constant(var.type.filter(new.data, allow_downcast=weak, what=what))
+        else:
+            raise TypeError(f"{what} has dtype {new.dtype}; it must have {var.dtype}. "
+                            f"Cast it with .astype('{var.dtype}')")
+    if new.ndim != var.ndim:
+        raise TypeError(f"{what} has {new.ndim} dimension(s) ({new.type}); "
+                        f"{var.describe()} has {var.ndim}")
+    for i, (a, b) in enumerate(zip(var.type.shape, new.type.shape)):
+        if a is not None and b is not None and a != b:
+            raise ValueError(f"{what} has static shape {new.type.shape}, incompatible with "
+                             f"{var.describe()} in dimension {i}")
+    return new
 
-    if isinstance(var.type, TensorType) and isinstance(new.type, TensorType):
-        if new.dtype != var.dtype:
-            if np.can_cast(new.dtype, var.dtype, "same_kind") and not (
-                    new.dtype.startswith("float") and var.dtype.startswith("int")) \
-                    and isinstance(new, Constant):
-                from ..tensor.basic import cast
 
-                new = cast(new, var.dtype)
-            else:
-                raise TypeError(
-                    f"the update of {var.describe()} has dtype {new.dtype}; it must keep "
-                    f"{var.dtype}. Cast it with .astype('{var.dtype}')")
-        if new.ndim != var.ndim:
-            raise TypeError(f"the update of {var.describe()} has {new.ndim} dims, "
-                            f"the variable has {var.ndim}")
-        return new
-    raise TypeError(f"the update of {var.describe()} has type {new.type}, expected {var.type}")
+# -- givens --------------------------------------------------------------------
+def _given_pairs(givens, inputs):
+    pairs = []
+    for old, new in _pairs(givens, "givens"):
+        if not isinstance(old, Variable) or isinstance(old, Constant):
+            raise TypeError(f"givens: a key must be a symbolic variable, got {_describe(old)}")
+        if old in inputs:
+            raise ValueError(f"givens: {old.describe()} is an input of the function; replacing "
+                             "an input would have no effect. Remove it from the inputs list")
+        pairs.append((old, _as_value_of(old, new, f"givens: the value for {old.describe()}")))
+    return pairs
 
 
-def _default_updates(outputs, explicit, shared_vars):
-    given = {v for v, _ in explicit}
-    extra = []
-    for sv in shared_vars:
-        if sv.default_update is not None and sv not in given:
-            extra.append((sv, sv.default_update))
-    return extra
+def _replace(targets, givens):
+    return clone_replace(targets, givens) if givens and targets else list(targets)
+
+
+# -- inputs --------------------------------------------------------------------
+def _input_converter(var, what, allow_downcast):
+    """A function turning one argument into a valid value of `var`'s type, or raising."""
+    t = var.type
+    if not isinstance(t, TensorType):
+        return lambda value: t.filter(value, strict=False, allow_downcast=allow_downcast)
+    floatx_scalar = allow_downcast is None and t.dtype == config.floatX
+
+    def convert(value):
+        if floatx_scalar and isinstance(value, float):
+            value = np.asarray(value, dtype=t.dtype)  # Theano: Python floats may round to floatX
+        try:
+            return t.filter(value, strict=False, allow_downcast=allow_downcast, what=what)
+        except (TypeError, ValueError) as exc:
+            msg = f"{what}: expected {_expected(t)}, got {_received(value)}"
+            if _fits_shape(value, t):  # then the dtype conversion failed: say why
+                msg += "; " + str(exc).removeprefix(f"{what}: ")
+            raise type(exc)(msg) from exc
+    return convert
+
+
+def _fits_shape(value, t):
+    try:
+        shape = np.shape(value)
+    except Exception:  # noqa: BLE001  (ragged nested lists)
+        return True
+    return len(shape) == t.ndim and all(s is None or s == n for s, n in zip(t.shape, shape))
+
+
+def _fast_check(k, t):
+    """Source of a test that argument ``x<k>`` already is a valid value of `t` (or None)."""
+    if not isinstance(t, TensorType):
+        return None
+    conds = [f"type(x{k}) is ndarray", f"x{k}.dtype is dt{k}", f"x{k}.ndim == {t.ndim}"]
+    conds += [f"x{k}.shape[{i}] == {s}" for i, s in enumerate(t.shape) if s is not None]
+    return " and ".join(conds)
+
+
+def _call_glue(in_types, n_shared, n_outputs, n_updates, result):
+    """Source of ``run(args)``: convert arguments, run the executor, write updates.
+
+    For one vector input, one shared variable with an update and one output::
+
+        def run(args):
+            x0, = args
+            if not (type(x0) is ndarray and x0.dtype is dt0 and x0.ndim == 1):
+                x0 = convert0(x0)
+            r = execute(x0, s0[0])
+            u0[0] = r[1]
+            return r[0]
+
+    Updates are written only after ``execute`` returned, so a call that
+    raises changes no shared variable.
+    """
+    xs = [f"x{k}" for k in range(len(in_types))]
+    lines = ["def run(args):"]
+    if xs:
+        lines.append(f"    {', '.join(xs)}, = args")
+    for k, t in enumerate(in_types):
+        check = _fast_check(k, t)
+        if check is None:
+            lines.append(f"    x{k} = convert{k}(x{k})")
+        else:
+            lines += [f"    if not ({check}):", f"        x{k} = convert{k}(x{k})"]
+    lines.append(f"    r = execute({', '.join(xs + [f's{k}[0]' for k in range(n_shared)])})")
+    lines += [f"    u{k}[0] = r[{n_outputs + k}]" for k in range(n_updates)]
+    lines.append({"single": "    return r[0]", "none": "    return None",
+                  "list": f"    return r[:{n_outputs}]"}[result])
+    return "\n".join(lines) + "\n"
+
+
+def _expected(t):
+    dims = ", ".join("?" if s is None else str(s) for s in t.shape)
+    return f"dtype {t.dtype} with {t.ndim} dimension(s) and shape ({dims}{',' if t.ndim == 1 else ''})"
+
+
+def _received(value):
+    if isinstance(value, np.ndarray):
+        return f"a {value.dtype} array of shape {value.shape}"
+    try:
+        arr = np.asarray(value)
+    except Exception:  # noqa: BLE001  (only for the message)
+        return f"a {type(value).__name__}"
+    return f"a {type(value).__name__} (as an array: {arr.dtype}, shape {arr.shape})"
 
 
 class Function:
     """A compiled function. Call it with one value per input (positionally or
-    by input name); it returns one output, a list, or None for no outputs."""
+    by input name); it returns one output, a list, or None for no outputs.
+
+    Attributes
+    ----------
+    inputs : list of Variable
+    fgraph : FunctionGraph
+        The rewritten graph: explicit inputs, then shared variables; outputs,
+        then update values.
+    profile : FunctionProfile or None
+    """
 
     def __init__(self, inputs, outputs, updates, givens, mode, allow_input_downcast,
                  on_unused_input, name, profile):
         self.name = name
         self.mode = resolve_mode(mode)
         self.allow_input_downcast = allow_input_downcast
-        self.inputs = list(inputs)
-        for i, v in enumerate(self.inputs):
+        self.inputs = self._check_inputs(inputs)
+        self.single = outputs is not None and not isinstance(outputs, (list, tuple))
+        self.no_outputs = outputs is None
+        outs = [] if outputs is None else ([outputs] if self.single else list(outputs))
+        outs = [o if isinstance(o, Variable) else as_tensor_variable(o) for o in outs]
+        given = _given_pairs(givens, self.inputs)
+        pairs = _update_pairs(updates)
+        targets = _replace(outs + [v for _, v in pairs], given)
+        outs, pairs = targets[:len(outs)], [(k, v) for (k, _), v in zip(pairs, targets[len(outs):])]
+        pairs, shared_vars = self._add_default_updates(outs, pairs, given)
+        self._check_unused(outs + [v for _, v in pairs], on_unused_input)
+        self.shared = shared_vars
+        self.update_vars = [k for k, _ in pairs]
+        self.n_outputs = len(outs)
+        self.profile = FunctionProfile(name) if profile else None
+        self._build(outs, pairs)
+
+    def _check_inputs(self, inputs):
+        inputs = list(inputs)
+        for i, v in enumerate(inputs):
             if not isinstance(v, Variable):
-                raise TypeError(f"function input {i} is a {type(v).__name__}, not a symbolic variable")
+                raise TypeError(f"function input {i} is a {type(v).__name__}, not a symbolic "
+                                "variable")
             if isinstance(v, SharedVariable):
                 raise TypeError(f"function input {i}, {v.describe()}, is a shared variable; "
                                 "shared variables are implicit inputs, remove it from the list")
             if isinstance(v, Constant):
                 raise TypeError(f"function input {i} is a constant; inputs must be variables")
-        if len(set(self.inputs)) != len(self.inputs):
-            raise ValueError("function: an input appears twice in the inputs list")
-        self.single = outputs is not None and not isinstance(outputs, (list, tuple))
-        outs = [] if outputs is None else ([outputs] if self.single else list(outputs))
-        outs = [as_tensor_variable(o) if not isinstance(o, Variable) else o for o in outs]
-        pairs = _update_pairs(updates)
-        outs, pairs = self._apply_givens(outs, pairs, givens)
-        shared_vars = self._shared_inputs(outs + [v for _, v in pairs])
-        pairs += _update_pairs(_default_updates(outs, pairs, shared_vars))
-        shared_vars = self._shared_inputs(outs + [v for _, v in pairs],
-                                          extra=[k for k, _ in pairs])
-        self._check_unused(outs + [v for _, v in pairs], on_unused_input)
-        self.shared = shared_vars
-        self.update_vars = [k for k, _ in pairs]
-        self.n_outputs = len(outs)
-        fgraph = FunctionGraph(self.inputs + shared_vars, outs + [v for _, v in pairs])
-        self.profile = FunctionProfile(name) if profile else None
-        t0 = time.perf_counter()
-        optimize(fgraph, self.mode)
-        t1 = time.perf_counter()
-        self.fgraph = fgraph
-        self._fn = linker_for(self.mode)(fgraph)
-        t2 = time.perf_counter()
-        if self.profile is not None:
-            self.profile.rewrite_time = t1 - t0
-            self.profile.link_time = t2 - t1
-        self._index = {v.name: i for i, v in enumerate(self.inputs) if v.name}
-        self._update_index = [shared_vars.index(k) for k in self.update_vars]
+        if len(set(inputs)) != len(inputs):
+            dup = next(v for v in inputs if inputs.count(v) > 1)
+            raise ValueError(f"function: {dup.describe()} appears twice in the inputs list")
+        return inputs
 
-    def _apply_givens(self, outs, pairs, givens):
-        if not givens:
-            return outs, pairs
-        items = list(givens.items()) if hasattr(givens, "items") else list(givens)
-        repl = []
-        for old, new in items:
-            if not isinstance(new, Variable):
-                new = as_tensor_variable(new)
-            if new.type != old.type:
-                if getattr(new.type, "dtype", None) != getattr(old.type, "dtype", None) or \
-                        new.type.ndim != old.type.ndim:
-                    raise TypeError(f"givens: {old.describe()} is replaced by "
-                                    f"{new.describe()} of another type")
-            repl.append((old, new))
-        targets = outs + [v for _, v in pairs]
-        new_targets = clone_replace(targets, repl) if targets else []
-        return new_targets[: len(outs)], [(k, v) for (k, _), v in zip(pairs, new_targets[len(outs):])]
-
-    def _shared_inputs(self, outputs, extra=()):
-        found = [v for v in graph_inputs(outputs) if isinstance(v, SharedVariable)]
-        for v in extra:
-            if v not in found:
-                found.append(v)
-        return found
+    def _add_default_updates(self, outs, pairs, given):
+        """Add default updates of the shared variables read, until none is new."""
+        explicit = {k for k, _ in pairs}
+        while True:
+            shared = _shared_inputs(outs + [v for _, v in pairs], [k for k, _ in pairs])
+            extra = [(sv, sv.default_update) for sv in shared
+                     if sv.default_update is not None and sv not in explicit]
+            if not extra:
+                return pairs, shared
+            extra = _update_pairs(extra)
+            values = _replace([v for _, v in extra], given)
+            pairs = pairs + [(k, v) for (k, _), v in zip(extra, values)]
+            explicit.update(k for k, _ in extra)
 
     def _check_unused(self, outputs, on_unused_input):
         if on_unused_input not in ("raise", "warn", "ignore", None):
@@ -164,14 +279,43 @@ class Function:
                 if on_unused_input in ("raise", None):
                     raise UnusedInputError(msg)
                 if on_unused_input == "warn":
-                    warnings.warn(msg, stacklevel=3)
+                    warnings.warn(msg, stacklevel=4)
+
+    def _build(self, outs, pairs):
+        fgraph = FunctionGraph(self.inputs + self.shared, outs + [v for _, v in pairs])
+        t0 = time.perf_counter()
+        optimize(fgraph, self.mode)
+        t1 = time.perf_counter()
+        self.fgraph = fgraph
+        self._fn = linker_for(self.mode)(fgraph)
+        t2 = time.perf_counter()
+        if self.profile is not None:
+            self.profile.rewrite_time = t1 - t0
+            self.profile.link_time = t2 - t1
+        self._index = {v.name: i for i, v in enumerate(self.inputs) if v.name}
+        in_types = [v.type for v in self.inputs]
+        result = "single" if self.single else ("none" if self.no_outputs else "list")
+        self.glue = _call_glue(in_types, len(self.shared), self.n_outputs,
+                               len(self.update_vars), result)
+        ns = {"ndarray": np.ndarray, "execute": getattr(self._fn, "call", self._fn)}
+        for k, v in enumerate(self.inputs):
+            ns[f"convert{k}"] = _input_converter(
+                v, f"{self._label()} input {k} ({v.name or 'unnamed'})", self.allow_input_downcast)
+            if isinstance(v.type, TensorType):
+                ns[f"dt{k}"] = v.type.numpy_dtype
+        ns.update({f"s{k}": sv.container for k, sv in enumerate(self.shared)})
+        ns.update({f"u{k}": sv.container for k, sv in enumerate(self.update_vars)})
+        exec(compile(self.glue, f"<bptt function {self.name or ''}>", "exec"), ns)  # noqa: S102
+        self._run = ns["run"]
 
     # -- calling -------------------------------------------------------------
-    def _convert(self, args, kwargs):
-        if len(args) > len(self.inputs):
-            raise TypeError(f"{self._label()} takes {len(self.inputs)} inputs, got {len(args)}")
-        values = list(args) + [None] * (len(self.inputs) - len(args))
-        filled = [True] * len(args) + [False] * (len(self.inputs) - len(args))
+    def _bind(self, args, kwargs):
+        """Positional and keyword arguments as one list in input order."""
+        n = len(self.inputs)
+        if len(args) > n:
+            raise TypeError(f"{self._label()} takes {n} input(s), got {len(args)}")
+        values = list(args) + [None] * (n - len(args))
+        filled = [True] * len(args) + [False] * (n - len(args))
         for key, val in kwargs.items():
             if key not in self._index:
                 raise TypeError(f"{self._label()} has no input named {key!r}")
@@ -183,31 +327,23 @@ class Function:
             if not ok:
                 raise TypeError(f"{self._label()}: missing a value for input {i} "
                                 f"({self.inputs[i].describe()})")
-        out = []
-        for i, (var, val) in enumerate(zip(self.inputs, values)):
-            what = f"{self._label()} input {i} ({var.name or 'unnamed'})"
-            out.append(var.type.filter(val, strict=False,
-                                       allow_downcast=self.allow_input_downcast, what=what))
-        return out
+        return values
 
     def _label(self):
         return f"function {self.name!r}" if self.name else "function"
 
     def __call__(self, *args, **kwargs):
-        t0 = time.perf_counter()
-        values = self._convert(args, kwargs)
-        shared_values = [sv.container[0] for sv in self.shared]
-        results = self._fn(*values, *shared_values)
-        outs = results[: self.n_outputs]
-        new_values = results[self.n_outputs:]
-        outs = [_own(o, values, shared_values) for o in outs]
-        for k, v in zip(self.update_vars, new_values):
-            k.container[0] = _own(v, values, shared_values)
+        if kwargs or len(args) != len(self.inputs):
+            args = self._bind(args, kwargs)
+        t0 = time.perf_counter() if self.profile is not None else 0.0
+        try:
+            out = self._run(args)
+        except Exception as exc:
+            exc.add_note(f"while calling {self._label()}")
+            raise
         if self.profile is not None:
             self.profile.record(time.perf_counter() - t0)
-        if self.single:
-            return outs[0]
-        return outs if outs else None
+        return out
 
     def debugprint(self, file=None):
         from ..printing import debugprint
@@ -215,13 +351,12 @@ class Function:
         return debugprint(self, file=file)
 
 
-def _own(value, inputs, shared_values):
-    """`value`, copied if it shares memory with something the caller holds."""
-    if isinstance(value, np.ndarray):
-        for other in (*inputs, *shared_values):
-            if isinstance(other, np.ndarray) and np.may_share_memory(value, other):
-                return value.copy()
-    return value
+def _shared_inputs(outputs, extra=()):
+    found = [v for v in graph_inputs(outputs) if isinstance(v, SharedVariable)]
+    for v in extra:
+        if v not in found:
+            found.append(v)
+    return found
 
 
 def function(inputs, outputs=None, updates=None, givens=None, mode=None,
@@ -231,21 +366,34 @@ def function(inputs, outputs=None, updates=None, givens=None, mode=None,
     Parameters
     ----------
     inputs : list of Variable
-        The call's arguments, in order.
+        The call's arguments, in order (they may also be passed by name).
     outputs : Variable, list of Variable or None
-    updates : dict or list of (SharedVariable, Variable)
-        New values of shared variables, written after the outputs are
-        computed; every update is computed before any is written.
-    givens : dict or list of (Variable, Variable)
-        Substitutions applied to the graph before compiling.
+        A single variable makes the function return one value; a list (or
+        tuple) makes it return a list; None makes it return None.
+    updates : dict or list of (SharedVariable, value)
+        New values of shared variables. Every update is computed before any
+        is written, and none is written if the call raises.
+    givens : dict or list of (Variable, value)
+        Substitutions applied to outputs and updates before compiling; a
+        value must have its key's dtype and number of dimensions.
     mode : {'NUMBA', 'PY'} or None
-        Execution mode (default from ``bptt.config.mode``).
-    allow_input_downcast : bool
-        Accept arguments whose conversion to the input dtype loses information.
+        Execution mode (default ``bptt.config.mode``).
+    allow_input_downcast : bool or None
+        True: accept arguments whose conversion to the input dtype loses
+        information. None (default): only Python floats may be rounded, to
+        floatX inputs. False: no lossy conversion. Lossless conversions
+        (lists, Python numbers, int64 values that fit in int32, ...) are
+        always accepted.
     on_unused_input : {'raise', 'warn', 'ignore'}
+        What to do about an input no output or update depends on.
     name : str
+        Used in error messages and the profile.
     profile : bool
         Record calls and time in ``f.profile``.
+
+    Returns
+    -------
+    Function
     """
     if not isinstance(inputs, (list, tuple)):
         raise TypeError("function: inputs must be a list of variables")

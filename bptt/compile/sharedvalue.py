@@ -1,7 +1,14 @@
 """Shared variables: symbolic variables with a value that persists between calls.
 
 `function` reads a shared variable's value when called and writes the new
-value given by its update after the call succeeds.
+value given by its update after the call succeeded.
+
+Borrowing follows Theano. ``borrow=False`` (the default) means the shared
+variable and the caller never share memory: `shared` and `set_value` store a
+copy, `get_value` returns one. ``borrow=True`` lets them share memory when
+that is possible, which saves a copy of a large array but makes in-place
+changes visible on the other side; an array that cannot be used as it is
+(wrong dtype, or not C-contiguous) is still copied.
 """
 from __future__ import annotations
 
@@ -14,7 +21,11 @@ from ..tensor.type import TensorType, TensorVariable
 
 
 class SharedVariable(Variable):
-    """Mixin holding `container` (a one-element list) and `default_update`."""
+    """Mixin holding `container` (a one-element list) and `default_update`.
+
+    Clones (made when a graph is copied) share the container, so every copy
+    of the variable sees the same value.
+    """
 
     def _init_shared(self, value, strict, allow_downcast, borrow):
         self.container = [None]
@@ -22,14 +33,26 @@ class SharedVariable(Variable):
         self.set_value(value, borrow=borrow)
 
     def get_value(self, borrow=False):
-        """The current value (a copy unless `borrow`)."""
+        """The current value: a copy, or with ``borrow=True`` the stored object itself."""
         v = self.container[0]
-        return v if borrow else copy.deepcopy(v)
+        if borrow:
+            return v
+        return v.copy() if isinstance(v, np.ndarray) else copy.deepcopy(v)
 
     def set_value(self, value, borrow=False):
-        """Store `value` after checking it fits the variable's type."""
+        """Store `value` after checking it fits the variable's type.
+
+        The conversion rules are those of function arguments (lossless
+        conversions only). Without `borrow` the stored value never shares
+        memory with `value`.
+        """
         v = self.type.filter(value, strict=False, allow_downcast=False, what=self._what())
-        if not borrow and v is value:
+        if isinstance(v, np.ndarray):
+            aliased = v is value or (isinstance(value, np.ndarray) and np.may_share_memory(v, value))
+            if (aliased and not borrow) or not (v.flags.carray and v.dtype.isnative):
+                # Compiled code wants C-contiguous, writeable, native-order arrays.
+                v = np.array(v, dtype=v.dtype.newbyteorder("="), order="C")
+        elif not borrow and v is value:
             v = copy.deepcopy(v)
         self.container[0] = v
 
@@ -54,17 +77,24 @@ class TensorSharedVariable(SharedVariable, TensorVariable):
         self._init_shared(value, False, False, borrow)
 
 
-class _TypeFilterShim:
-    pass
-
-
 def shared(value, name=None, borrow=False, shape=None):
     """A shared variable holding `value`.
 
-    Arrays get a type whose dimensions have unknown size (so the value may
-    change shape later) unless `shape` is given; Python ints and floats become
-    int64 and floatX scalars (bools become bool). Values of other kinds (a
-    NumPy random Generator) get their own types.
+    Parameters
+    ----------
+    value : array_like, Python number or numpy.random.Generator
+        Arrays keep their dtype; Python ints become int64, floats floatX,
+        bools bool.
+    name : str, optional
+    borrow : bool
+        Store `value` itself (no copy) when it can be used as it is.
+    shape : tuple of int or None, optional
+        Static shape. By default every dimension has unknown size, so the
+        value may change shape with `set_value`.
+
+    Returns
+    -------
+    SharedVariable
     """
     from ..config import config
 
@@ -82,5 +112,8 @@ def shared(value, name=None, borrow=False, shape=None):
         arr = np.asarray(value)
     if arr.dtype == object:
         raise TypeError(f"shared: cannot store a value of type {type(value).__name__}")
+    if shape is not None and len(shape) != arr.ndim:
+        raise ValueError(f"shared: shape {tuple(shape)} has {len(shape)} entries but the value "
+                         f"has {arr.ndim} dimension(s)")
     ttype = TensorType(arr.dtype, (None,) * arr.ndim if shape is None else shape)
-    return TensorSharedVariable(ttype, arr if borrow else arr.copy(), name, borrow=True)
+    return TensorSharedVariable(ttype, arr, name, borrow=borrow)

@@ -1,17 +1,24 @@
 """Loading generated modules: in-process memo and the on-disk cache.
 
-Each generated module is written once to ``<cache_dir>/modules/<hash>.py``,
-where the hash covers the module source and the versions of bptt, numba and
-numpy. Its functions are jitted with ``cache=True``, so numba keeps their
-machine code beside the file and a second process loads it instead of
-compiling. The file's content never changes for a given name, which keeps
-numba's timestamp check valid.
+Each generated module is written once to ``<cache_dir>/modules/<name>.py``,
+where the name holds a hash of the module source, of ``runtime.py`` (the jit
+options and helpers every module imports) and of the bptt, numba and numpy
+versions. The same text always gets the same name and a file is never
+rewritten with other content, so numba's cached machine code for it (under
+``<cache_dir>/numba/``, see `runtime.DiskCache`) stays valid, and a second
+process that generates the same text loads that code instead of compiling.
+
+Without a cache dir (``BPTT_CACHE_DIR=""``) modules go to a private temporary
+directory removed at exit, and nothing is cached on disk.
 """
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 
@@ -24,12 +31,24 @@ _loaded = {}
 _VERSION = "bptt-0.1"
 
 
+@functools.lru_cache(maxsize=None)
+def _runtime_digest():
+    path = os.path.join(os.path.dirname(__file__), "runtime.py")
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def source_key(source):
+    """The name-safe hash that identifies `source` across processes."""
     h = hashlib.sha256()
-    for part in (_VERSION, numba.__version__, np.__version__, source):
+    for part in (_VERSION, numba.__version__, np.__version__, _runtime_digest(), source):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:24]
+
+
+def module_name(source):
+    return f"bptt_generated_{source_key(source)}"
 
 
 def disk_cache_enabled():
@@ -38,34 +57,47 @@ def disk_cache_enabled():
 
 def load_module(source):
     """Import `source` as a module (memoized per process; cached on disk if enabled)."""
-    key = source_key(source)
-    if key in _loaded:
-        return _loaded[key]
-    name = f"bptt_generated_{key}"
-    if disk_cache_enabled():
-        folder = os.path.join(config.cache_dir, "modules")
-        os.makedirs(folder, exist_ok=True)
-        path = os.path.join(folder, f"{name}.py")
-        if not os.path.exists(path):
-            _write_atomically(path, source)
-    else:
-        folder = tempfile.mkdtemp(prefix="bptt_")
-        path = os.path.join(folder, f"{name}.py")
+    name = module_name(source)
+    memo_key = (name, disk_cache_enabled())
+    if memo_key in _loaded:
+        return _loaded[memo_key]
+    path = os.path.join(_module_folder(), f"{name}.py")
+    if not os.path.exists(path):
         _write_atomically(path, source)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    # numba's cache re-imports the module by name when it loads machine code.
+    # Modules import kernel modules by name, and numba's cache re-imports by name.
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    _loaded[key] = module
+    _loaded[memo_key] = module
     return module
+
+
+def _module_folder():
+    if disk_cache_enabled():
+        folder = os.path.join(config.cache_dir, "modules")
+        os.makedirs(folder, exist_ok=True)
+        return folder
+    return _private_folder()
+
+
+@functools.lru_cache(maxsize=None)
+def _private_folder():
+    folder = tempfile.mkdtemp(prefix="bptt-nocache-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def _write_atomically(path, text):
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def clear_memory_cache():

@@ -1,19 +1,150 @@
-"""Helpers that generated modules import (``from bptt.link.numba.runtime import *``).
+"""The one numba jit wrapper, its disk cache, and helpers generated code imports.
 
-They are jitted with ``cache=True`` in this file, so their machine code is
-cached once for every generated module.
+Generated modules start with ``from bptt.link.numba.runtime import *`` and
+decorate every function with `jit`, so the numba options live here only.
+
+The disk cache
+--------------
+With a cache directory configured (``bptt.config.cache_dir``), `jit` gives
+each dispatcher a `DiskCache`: numba's own `FunctionCache` (an index file per
+function plus one data file per compiled signature) with three changes:
+
+* everything is stored under ``<cache_dir>/numba/`` whatever the source file,
+  so an installed, read-only package still caches;
+* a data file is named after a hash of its index key instead of numba's
+  sequential ``<n>.nbc`` numbering. With sequential names, two processes that
+  compile *different* signatures of one function at the same time can both
+  pick ``1.nbc``; the index of one then points at the machine code of the
+  other. With keyed names a data file only ever holds code for its key, and a
+  lost index update (both processes rewrite the index from the same old copy)
+  costs a recompilation, never a wrong result;
+* a loaded entry whose signature is not the requested one is ignored.
+
+Index and data files are written to a temporary name and renamed, as numba
+does, so a reader never sees a partial file.
 """
+from __future__ import annotations
+
+import hashlib
+import os
+
 import numba
-import numpy as np
+import numba.extending
+from numba.core import sigutils, types
+from numba.core.caching import (CompileResultCacheImpl, FunctionCache, IndexDataCacheFile,
+                                _CacheLocator, _SourceFileBackedLocatorMixin)
 
-__all__ = ["shape_tuple_1", "check_broadcast"]
+from ...config import config
+
+__all__ = ["jit", "broadcast_into"]
+
+OPTIONS = dict(error_model="numpy", nogil=True)
 
 
-@numba.njit(cache=True)
-def shape_tuple_1(v):
-    return (v[0],)
+class _CacheDirLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
+    """Cache files of any source file go under ``<cache_dir>/numba/``."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        sub = self.get_suitable_cache_subpath(py_file)
+        self._cache_path = os.path.join(config.cache_dir, "numba", sub)
+
+    def get_cache_path(self):
+        return self._cache_path
 
 
-@numba.njit(cache=True)
-def check_broadcast(a, b):
-    return a == b or a == 1 or b == 1
+class _KeyedIndexDataCacheFile(IndexDataCacheFile):
+    """Data files named by a hash of their key; data written before the index."""
+
+    def save(self, key, data):
+        name = "%s.%s.nbc" % (self._index_name[:-4],
+                              hashlib.sha256(str(key).encode()).hexdigest()[:20])
+        self._save_data(name, data)
+        overloads = self._load_index()
+        if overloads.get(key) != name:
+            overloads[key] = name
+            self._save_index(overloads)
+
+
+class _Impl(CompileResultCacheImpl):
+    _locator_classes = [_CacheDirLocator]
+
+
+class DiskCache(FunctionCache):
+    """numba's function cache, safe for concurrent writers (see module docstring)."""
+
+    _impl_class = _Impl
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file.__class__ = _KeyedIndexDataCacheFile
+
+    def load_overload(self, sig, target_context):
+        cres = super().load_overload(sig, target_context)
+        if cres is not None:
+            args, _ = sigutils.normalize_signature(sig)
+            if tuple(cres.signature.args) != tuple(args):
+                return None
+        return cres
+
+
+def jit(fn):
+    """``numba.njit`` with bptt's options, disk-cached when a cache dir is set."""
+    dispatcher = numba.njit(**OPTIONS)(fn)
+    if config.cache_dir:
+        dispatcher._cache = DiskCache(fn)
+    return dispatcher
+
+
+def _broadcast_into_source(nd):
+    # out[j0, j1] = x[j0 if x.shape[0] != 1 else 0, ...], written as loops:
+    # numba compiles array-to-array setitem (``out[...] = x``) slowly (~2 s).
+    lines = [f"def broadcast_into_{nd}(out, x):"]
+    for i in range(nd):
+        lines.append(f"    s{i} = 1 if x.shape[{i}] != 1 else 0")
+    ind = "    "
+    for i in range(nd):
+        lines.append(f"{ind}for j{i} in range(out.shape[{i}]):")
+        ind += "    "
+    idx = ", ".join(f"j{i}" for i in range(nd))
+    xidx = ", ".join(f"j{i} * s{i}" for i in range(nd))
+    lines.append(f"{ind}out[{idx}] = x[{xidx}]")
+    lines.append("    return out")
+    return "\n".join(lines) + "\n"
+
+
+def _make_broadcast_helpers(max_nd=6):
+    helpers = {}
+    for nd in range(1, max_nd + 1):
+        ns = {}
+        exec(_broadcast_into_source(nd), ns)  # noqa: S102  (fixed, generated text)
+        helpers[nd] = ns[f"broadcast_into_{nd}"]
+    return helpers
+
+
+_PY_BROADCAST = _make_broadcast_helpers()
+
+
+def broadcast_into(out, x):
+    """Write `x` (a scalar, or an array of ``out.ndim`` dims) into `out`, broadcasting.
+
+    Call it from generated code instead of ``out[...] = x``: the loops
+    compile in ~0.1 s where numba's broadcasting setitem takes seconds. The
+    caller checks that the shapes broadcast.
+    """
+    raise NotImplementedError  # replaced by the overload below inside numba
+
+
+@numba.extending.overload(broadcast_into, jit_options=OPTIONS)
+def _broadcast_into_overload(out, x):
+    if not isinstance(x, types.Array):
+        return _fill
+    if x.ndim != out.ndim:
+        raise numba.core.errors.TypingError("broadcast_into: x must have out.ndim dimensions")
+    return _PY_BROADCAST[out.ndim]
+
+
+def _fill(out, x):
+    out.fill(x)
+    return out
