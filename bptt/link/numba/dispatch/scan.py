@@ -1,0 +1,225 @@
+"""The Scan node lowers to one numba function with the time loop inside.
+
+The step graph becomes a graph function of the same generated module (so
+numba can inline it into the loop, and the disk cache holds loop and step
+together); nested scans recurse through `ModuleBuilder.add_graph`. Every
+position comes from `ScanInfo`. The generated loop:
+
+    check n_steps against every sequence and initial buffer (same messages
+    as Scan.perform, raised before any step: never an out-of-bounds read)
+    allocate each state buffer once; copy the initial rows in
+    for t in range(n)            (while t < n, with until)
+        read sequence rows and buffer taps by index
+        out = step(...)
+        check each row's shape (naming the step), write it in place
+        [stop after the step whose condition is true]
+    trim buffers to the executed steps, unroll nit_sot ring buffers
+
+Values are numba scalars for 0-d rows and arrays otherwise, as everywhere in
+the generated code.
+"""
+from __future__ import annotations
+
+from ....scan.op import Scan
+from ..registry import Kernel, np_dtype, numba_funcify
+
+
+class _Writer:
+    def __init__(self):
+        self.lines = []
+
+    def __call__(self, depth, text):
+        self.lines.append("    " * depth + text)
+
+
+def _params(info):
+    names = ["n"]
+    names += [f"seq{k}" for k in range(info.n_seqs)]
+    names += [f"init{k}" for k in range(info.n_states)]
+    names += [f"shared{k}" for k in range(info.n_shared_outs)]
+    names += [f"nitlen{k}" for k in range(info.n_nit_sot)]
+    names += [f"ns{k}" for k in range(info.n_non_seqs)]
+    return names
+
+
+def _emit_checks(w, op):
+    """The checks of Scan.check_before_loop, with the same messages."""
+    info, label = op.info, op.info.label
+    if op.seq_origins is not None:
+        for k, o in enumerate(op.seq_origins):
+            if o.offset != 0:
+                continue
+            need = f"max(n, 0) + {o.span}"
+            w(1, f"if seq{k}.shape[0] < {need}:")
+            w(2, "raise ValueError(" + _message(
+                f"{label}: sequence {o.label} (taps {list(o.taps)}) has ", _E(f"seq{k}.shape[0]"),
+                " rows, but ", _E("max(n, 0)"), " steps with these taps need ", _E(need),
+                f" (n_steps + {o.span}); pass a longer sequence or a smaller n_steps") + ")")
+    for k in range(info.n_seqs):
+        w(1, f"if seq{k}.shape[0] < n:")
+        w(2, "raise ValueError(" + _message(
+            f"{label}: sequence {k} has ", _E(f"seq{k}.shape[0]"), " rows, fewer than n_steps=",
+            _E("n"), "; pass a longer sequence or a smaller n_steps") + ")")
+    w(1, "if n < 0:")
+    w(2, "raise ValueError(" + _message(
+        f"{label}: n_steps is ", _E("n"), "; a symbolic n_steps must not be negative at run "
+        "time (a negative Python int runs backwards)") + ")")
+    for s, b in enumerate(info.buffers):
+        need = f"{b.extent} + max(n, 0)" if b.kind == "mit_mot" else f"{b.extent}"
+        w(1, f"if init{s}.shape[0] < {need}:")
+        w(2, "raise ValueError(" + _message(
+            f"{label}: the initial value of {op.label_of_output(b.inner_outputs[0])} ({b.kind}) "
+            "has ", _E(f"init{s}.shape[0]"), " rows along its first axis, but its taps need ",
+            _E(need)) + ")")
+    for k in range(info.n_nit_sot):
+        w(1, f"if nitlen{k} < 0:")
+        w(2, "raise ValueError(" + _message(
+            f"{label}: nit_sot {k} has a negative length ", _E(f"nitlen{k}")) + ")")
+
+
+def _emit_alloc(w, op, node):
+    info = op.info
+    for s, b in enumerate(info.buffers):
+        if b.kind == "mit_mot":
+            w(1, f"buf{s} = init{s}.copy()")
+        else:
+            w(1, f"buf{s} = np.empty(({b.extent} + n,) + init{s}.shape[1:], init{s}.dtype)")
+            w(1, f"buf{s}[:{b.extent}] = init{s}[:{b.extent}]")
+    for k in range(info.n_nit_sot):
+        o = info.inner_out_nit_sot[k]
+        t = op.inner_outputs[o].type
+        w(1, f"rows{k} = min(nitlen{k}, n)")
+        if t.ndim == 0 or None not in t.shape:
+            w(1, f"nit{k} = np.empty((rows{k},) + {tuple(t.shape)!r}, {np_dtype(t.dtype)})")
+            w(1, f"nit{k}_ready = True")
+        else:
+            # The row shape is known only after the first step: allocate then.
+            w(1, f"nit{k} = np.empty((0,) * {t.ndim + 1}, {np_dtype(t.dtype)})")
+            w(1, f"nit{k}_ready = False")
+    for k in range(info.n_shared_outs):
+        w(1, f"state{k} = shared{k}")
+
+
+def _emit_step(w, op, step_fn, depth):
+    info = op.info
+    args = [None] * info.n_inner_inputs
+    for k, i in enumerate(info.inner_in_seqs):
+        args[i] = f"seq{k}[t]"
+    for s, b in enumerate(info.buffers):
+        for i, off in zip(b.inner_inputs, b.in_offsets):
+            args[i] = f"buf{s}[t + {off}]"
+    for k, i in enumerate(info.inner_in_shared):
+        args[i] = f"state{k}"
+    for k, i in enumerate(info.inner_in_non_seqs):
+        args[i] = f"ns{k}"
+    w(depth, f"out = {step_fn}({', '.join(args)})")
+    for s, b in enumerate(info.buffers):
+        for o, off in zip(b.inner_outputs, b.out_offsets):
+            _emit_write(w, op, depth, f"buf{s}", f"t + {off}", o)
+    for k, o in enumerate(info.inner_out_nit_sot):
+        nd = op.inner_outputs[o].type.ndim
+        w(depth, f"if rows{k} > 0:")
+        if nd and None in op.inner_outputs[o].type.shape:
+            w(depth + 1, f"if not nit{k}_ready:")
+            w(depth + 2, f"nit{k} = np.empty((rows{k},) + out[{o}].shape, nit{k}.dtype)")
+            w(depth + 2, f"nit{k}_ready = True")
+        _emit_write(w, op, depth + 1, f"nit{k}", f"t % rows{k}", o)
+    for k, o in enumerate(info.inner_out_shared):
+        w(depth, f"state{k} = out[{o}]")
+
+
+class _E(str):
+    """Marks source code inside a message built by `_message`."""
+
+
+def _message(*parts):
+    """Source of a string expression: plain str parts are text, `_E` parts are code."""
+    return " + ".join(f"str({p})" if isinstance(p, _E) else repr(p) for p in parts)
+
+
+def _emit_write(w, op, depth, buf, row, o):
+    if op.inner_outputs[o].type.ndim:
+        msg = _message(f"{op.info.label}: at step ", _E("t"),
+                       f", {op.label_of_output(o)} has shape ", _E(f"out[{o}].shape"),
+                       ", but the rows it is stored in have shape ", _E(f"{buf}.shape[1:]"),
+                       "; the step function must return the same shape at every step")
+        w(depth, f"if out[{o}].shape != {buf}.shape[1:]:")
+        w(depth + 1, f"raise ValueError({msg})")
+    w(depth, f"{buf}[{row}] = out[{o}]")
+
+
+def _emit_loop(w, op, step_fn):
+    info = op.info
+    if info.as_while:
+        w(1, "t = 0")
+        w(1, "executed = n")
+        w(1, "while t < n:")
+        _emit_step(w, op, step_fn, 2)
+        w(2, f"if out[{info.inner_out_until}]:")
+        w(3, "executed = t + 1")
+        w(3, "break")
+        w(2, "t += 1")
+    else:
+        w(1, "for t in range(n):")
+        _emit_step(w, op, step_fn, 2)
+        w(1, "executed = n")
+
+
+def _emit_zero_step_rows(w, op, ctx):
+    """Row shapes of nit_sots whose shape is only known after a step, for n == 0."""
+    info = op.info
+    pending = [k for k, o in enumerate(info.inner_out_nit_sot)
+               if op.inner_outputs[o].type.ndim and None in op.inner_outputs[o].type.shape]
+    if not pending:
+        return
+    program = op._row_shape_program()
+    shape_fn = ctx.add_graph(program.inputs, program.outputs, "scan_row_shapes")
+    args = [None] * info.n_inner_inputs
+    for k, i in enumerate(info.inner_in_seqs):
+        args[i] = f"np.zeros((1,) + seq{k}.shape[1:], seq{k}.dtype)[0]"
+    for s, b in enumerate(info.buffers):
+        for i, off in zip(b.inner_inputs, b.in_offsets):
+            args[i] = f"init{s}[{off}]"
+    for k, i in enumerate(info.inner_in_shared):
+        args[i] = f"shared{k}"
+    for k, i in enumerate(info.inner_in_non_seqs):
+        args[i] = f"ns{k}"
+    w(1, "if n == 0:")
+    w(2, f"shapes = {shape_fn}({', '.join(args)})")
+    for k in pending:
+        o = info.inner_out_nit_sot[k]
+        nd = op.inner_outputs[o].type.ndim
+        dims = "".join(f"shapes[{o}][{d}], " for d in range(nd))
+        w(2, f"nit{k} = np.empty((0, {dims}), nit{k}.dtype)")
+
+
+def _emit_results(w, op):
+    info = op.info
+    outs = []
+    for s, b in enumerate(info.buffers):
+        outs.append(f"buf{s}" if b.kind == "mit_mot" else f"buf{s}[:{b.extent} + executed]")
+    for k in range(info.n_nit_sot):
+        w(1, f"if executed < rows{k}:")
+        w(2, f"nit{k} = nit{k}[:executed]")
+        w(1, f"elif rows{k} > 0 and executed % rows{k} != 0:")
+        w(2, f"r = executed % rows{k}")
+        w(2, f"nit{k} = np.concatenate((nit{k}[r:], nit{k}[:r]))")
+        outs.append(f"nit{k}")
+    outs += [f"state{k}" for k in range(info.n_shared_outs)]
+    if info.as_while:
+        outs.append("np.int64(executed)")
+    # A kernel returns its single output bare, several as a tuple (registry convention).
+    w(1, f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)})")
+
+
+@numba_funcify.register(Scan)
+def _scan(op, node, ctx):
+    step_fn = ctx.add_graph(op.inner_inputs, op.inner_outputs, "scan_step")
+    w = _Writer()
+    w(0, "def {name}(" + ", ".join(_params(op.info)) + "):")
+    _emit_checks(w, op)
+    _emit_alloc(w, op, node)
+    _emit_loop(w, op, step_fn)
+    _emit_zero_step_rows(w, op, ctx)
+    _emit_results(w, op)
+    return Kernel("\n".join(w.lines) + "\n", "scan")
