@@ -160,6 +160,8 @@ def _name(v):
         return repr(v.name)
     if isinstance(v, Constant):
         return f"the constant {v!r} ({v.type})"
+    if is_shared(v):
+        return f"an unnamed shared variable ({v.type})"
     return v.describe()
 
 
@@ -314,6 +316,7 @@ def _one_step(fn, seqs, specs, non_seqs, steps, label):
             args.append(spec.init)
         elif spec.kind == "mit_sot":
             args += [spec.init[spec.depth + k] for k in spec.taps]
+    _check_arity(fn, seqs, specs or [], non_seqs, label)
     ret = fn(*args, *non_seqs)
     outputs, updates, _ = _split_return(ret, label)
     specs = _match_specs(outputs, specs, label)
@@ -325,6 +328,25 @@ def _one_step(fn, seqs, specs, non_seqs, steps, label):
         if sv not in result:
             result[sv] = sv.default_update
     return [shape_padleft(o) for o in outputs], result
+
+
+def _check_arity(fn, seqs, specs, non_seqs, label):
+    """A TypeError listing the arguments scan passes, if `fn` cannot take them."""
+    import inspect
+
+    names = [f"{s.label}[t{k:+d}]".replace("+0]", "]") for s in seqs for k in s.taps]
+    for spec in specs:
+        if spec.init is not None:
+            names += [f"{_name(spec.init)}[t{k:+d}]" for k in spec.taps]
+    names += [f"non-sequence {_name(v)}" for v in non_seqs]
+    try:
+        inspect.signature(fn).bind(*names)
+    except TypeError:
+        raise TypeError(f"{label}: the step function cannot take the arguments scan passes "
+                        f"(sequence taps, then output taps, then non-sequences); scan passes "
+                        f"{len(names)} arguments: {', '.join(names)}") from None
+    except ValueError:   # no signature available (a builtin): let the call decide
+        pass
 
 
 # -- 3. the step function's results ---------------------------------------------------
@@ -465,6 +487,7 @@ def _loop(fn, seqs, specs, non_seqs, steps, label, strict, name, truncate_gradie
     for spec in specs or []:
         args += state_in.get(spec.position, [])
     ns_in = [v if is_shared(v) else _placeholder(v.type, v.name) for v in non_seqs]
+    _check_arity(fn, seqs, specs or [], non_seqs, label)
     ret = fn(*args, *ns_in)
     outputs, updates, cond = _split_return(ret, label)
     specs = _match_specs(outputs, specs, label)

@@ -1,0 +1,155 @@
+"""Errors a user can make with scan: each names the variable and the scan, and says the fix."""
+import numpy as np
+import pytest
+
+import bptt
+import bptt.tensor as T
+
+
+def _fails(exc, match, **kw):
+    with pytest.raises(exc, match=match):
+        bptt.scan(**kw)
+
+
+def test_downcast_from_step_output_to_initial_state():
+    x0 = T.bscalar("x0")
+    with pytest.raises(TypeError) as info:
+        bptt.scan(lambda s, a: a + s, sequences=T.lvector("s"), outputs_info=x0, name="tri")
+    msg = str(info.value)
+    for part in ("scan 'tri'", "'x0'", "int64", "int8", "downcast", "astype('int64')"):
+        assert part in msg
+
+
+def test_initial_state_ndim_and_shape():
+    _fails(ValueError, r"'h0'.*1-d.*but its state is 2-d",
+           fn=lambda h: h.sum(axis=0), outputs_info=T.dmatrix("h0"), n_steps=3)
+    _fails(ValueError, r"static shape \(3,\).*rows of shape \(2,\)",
+           fn=lambda h: T.zeros((3,)), outputs_info=T.zeros((2,)), n_steps=3)
+    _fails(ValueError, r"taps \[-3, -1\] need 3 initial rows.*has 2",
+           fn=lambda a, b: a + b, n_steps=3,
+           outputs_info=dict(initial=T.zeros((2, 4)), taps=[-3, -1]))
+
+
+def test_mit_sot_initial_rows_checked_at_run_time():
+    x0 = T.dmatrix("x0")
+    out, _ = bptt.scan(lambda a, b: a + b, outputs_info=dict(initial=x0, taps=[-3, -1]),
+                       n_steps=2)
+    f = bptt.function([x0], out, mode="PY")
+    with pytest.raises(ValueError, match=r"initial state 'x0'.*has 2 rows.*taps need 3"):
+        f(np.zeros((2, 1)))
+
+
+def test_wrong_number_of_outputs():
+    _fails(ValueError, r"returned 1 output\(s\), but outputs_info describes 2",
+           fn=lambda a, b: a + b, outputs_info=[T.constant(0.0), T.constant(1.0)], n_steps=2)
+
+
+def test_until_must_come_last():
+    _fails(ValueError, "until must come last",
+           fn=lambda a: (bptt.until(a > 3), a + 1), outputs_info=T.constant(0.0), n_steps=5)
+    with pytest.raises(TypeError, match="condition must be a scalar"):
+        bptt.until(T.dvector())
+
+
+def test_taps_without_initial_state():
+    _fails(ValueError, r"taps \[-1\] but gives no initial state",
+           fn=lambda a: a, outputs_info=dict(taps=[-1]), n_steps=2)
+
+
+@pytest.mark.parametrize("taps, match", [([-1, -1], "repeat a tap"), ([0], "tap 0"),
+                                         ([-1, 2], "future steps")])
+def test_bad_output_taps(taps, match):
+    _fails(ValueError, match, fn=lambda *a: a[0], n_steps=2,
+           outputs_info=dict(initial=T.dmatrix("x0"), taps=taps))
+
+
+def test_updates_between_outputs():
+    s = bptt.shared(0.0)
+    _fails(ValueError, "updates in the middle",
+           fn=lambda v: (v, {s: s + 1}, v * 2), sequences=T.dvector(),
+           outputs_info=[None, None])
+
+
+def test_update_key_must_be_shared():
+    x = T.dscalar("x")
+    _fails(TypeError, "'x'.*not a shared variable", fn=lambda: {x: x + 1}, n_steps=2)
+
+
+def test_update_dtype_must_fit():
+    a = bptt.shared(1, name="a")
+    _fails(TypeError, r"update of 'a' has dtype float64.*astype\('int64'\)",
+           fn=lambda: {a: a + 0.5}, n_steps=2)
+
+
+def test_strict_names_the_missing_variable():
+    w = T.dvector("w")
+    _fails(ValueError, r"strict=True.*uses 'w'.*non_sequences",
+           fn=lambda v: v * w, sequences=T.dvector("x"), strict=True)
+    out, _ = bptt.scan(lambda v, w: v * w, sequences=T.dvector("x"), non_sequences=w,
+                       strict=True)   # passing it is enough
+    assert out.ndim == 2
+
+
+def test_missing_n_steps():
+    _fails(ValueError, "n_steps is required", fn=lambda a: a, outputs_info=T.constant(0.0))
+
+
+def test_bad_n_steps_type():
+    _fails(TypeError, "integer", fn=lambda a: a, outputs_info=T.constant(0.0), n_steps=2.5)
+    _fails(TypeError, "integer scalar", fn=lambda a: a, outputs_info=T.constant(0.0),
+           n_steps=T.dscalar())
+
+
+def test_non_tensor_output():
+    _fails(TypeError, "must return tensors", fn=lambda a: "nope", sequences=T.dvector(),
+           outputs_info=[None])
+
+
+def test_scalar_sequence():
+    _fails(TypeError, r"sequences\[0\].*is a scalar", fn=lambda a: a, sequences=T.dscalar("s"))
+
+
+@pytest.mark.parametrize("n", [None, 3, "symbolic"])
+def test_sequence_too_short_is_a_call_time_error(mode, n):
+    u = T.dvector("u")
+    k = T.lscalar("k")
+    out, _ = bptt.scan(lambda a, b: a + b, sequences=dict(input=u, taps=[-2, 0]),
+                       n_steps=k if n == "symbolic" else n, name="short")
+    f = bptt.function([u, k] if n == "symbolic" else [u], out, mode=mode)
+    args = [3] if n == "symbolic" else []
+    assert len(f(np.arange(5.0), *args)) == 3
+    rows = 1 if n is None else 4
+    with pytest.raises(ValueError) as info:
+        f(np.arange(float(rows)), *args)
+    msg = str(info.value)
+    for part in ("scan 'short'", "'u'", "taps [-2, 0]", f"has {rows} rows"):
+        assert part in msg
+    if n is None:
+        assert "0 steps with these taps need 2" in msg
+        assert len(f(np.arange(2.0))) == 0     # exactly the taps' span: zero steps
+
+
+def test_run_time_shape_change_names_the_step():
+    x = T.dvector("x")
+    out, _ = bptt.scan(lambda i, h: h[: i + 1] + 1, sequences=T.arange(3),
+                       outputs_info=x, name="grow")
+    f = bptt.function([x], out, mode="PY")
+    with pytest.raises(ValueError, match=r"scan 'grow': at step 0, output 0.*'x'.*shape \(1,\)"):
+        f(np.zeros(2))
+
+
+def test_shared_variable_keeps_its_value_when_a_call_fails():
+    a = bptt.shared(0.0, name="a")
+    u = T.dvector("u")
+    out, updates = bptt.scan(lambda p, v: (v, {a: a + v}), sequences=dict(input=u, taps=[-1, 0]),
+                             n_steps=3)
+    f = bptt.function([u], out[0], updates=updates, mode="PY")
+    with pytest.raises(ValueError):
+        f(np.ones(3))
+    assert a.get_value() == 0.0
+
+
+def test_step_function_arity_lists_the_arguments():
+    with pytest.raises(TypeError, match=r"passes 3 arguments: 'u'\[t-1\], 'u'\[t\], .*'w'"):
+        bptt.scan(lambda a, b: a + b, sequences=dict(input=T.dvector("u"), taps=[-1, 0]),
+                  non_sequences=T.dscalar("w"))
