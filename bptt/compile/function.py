@@ -195,11 +195,14 @@ def _expected(t):
 def _received(value):
     if isinstance(value, np.ndarray):
         return f"a {value.dtype} array of shape {value.shape}"
+    what = f"a value of type {type(value).__name__}"
     try:
         arr = np.asarray(value)
     except Exception:  # noqa: BLE001  (only for the message)
-        return f"a {type(value).__name__}"
-    return f"a {type(value).__name__} (as an array: {arr.dtype}, shape {arr.shape})"
+        return what
+    if arr.dtype == object:
+        return what
+    return f"{what} (as an array: {arr.dtype}, shape {arr.shape})"
 
 
 class Function:
