@@ -71,6 +71,14 @@ class Scan(Op):
     __repr__ = __str__
 
     @property
+    def stateful(self):
+        """Whether the step graph holds a stateful op (then rewrites must not fold the loop)."""
+        from ..graph.traversal import toposort
+
+        return any(getattr(n.op, "stateful", False)
+                   for n in toposort(self.inner_outputs, blockers=self.inner_inputs))
+
+    @property
     def var_mappings(self):
         """The 12 outer/inner index maps (see `ScanInfo.var_mappings`)."""
         return self.info.var_mappings
