@@ -291,14 +291,15 @@ class NumbaExecutor:
     numba_function : numba dispatcher of the graph's ``main``
     source : str
         The generated graph module (kernel modules are imported by name).
-    path : str
-        Where that module is on disk.
+    module, path : module, str
+        That module, and where it is on disk.
     glue : str
         Source of the Python wrapper around ``main`` (`call_glue`).
     """
 
     def __init__(self, fgraph):
         self.numba_function, self.source, module = compile_graph(fgraph.inputs, fgraph.outputs)
+        self.module = module
         self.path = module.__file__
         in_types = [v.type for v in fgraph.inputs]
         out_types = [v.type for v in fgraph.outputs]
