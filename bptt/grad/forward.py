@@ -39,6 +39,8 @@ def _check_eval_point(i, w, e):
 
     if not isinstance(w, Variable):
         raise TypeError(f"Rop: wrt[{i}] must be a variable, got {type(w).__name__}")
+    if e is None:
+        return None
     e = as_tensor_variable(e)
     if e.ndim != w.type.ndim:
         raise TypeError(f"Rop: eval_points[{i}] has {e.ndim} dimension(s) but wrt[{i}], "
@@ -92,7 +94,7 @@ def _node_tangents(node, evs):
 
 
 def _forward_sweep(fs, wrt, evs):
-    tangents = {w: e for w, e in zip(wrt, evs) if _is_float(w)}
+    tangents = {w: e for w, e in zip(wrt, evs) if _is_float(w) and e is not None}
     for node in toposort(fs, blockers=wrt):
         ins = [tangents.get(i) if _is_float(i) else None for i in node.inputs]
         if all(e is None for e in ins):
@@ -113,7 +115,7 @@ def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="
     wrt : Variable or list of Variable
     eval_points : Variable or list of Variable
         One tangent per `wrt` entry, with the same number of dimensions
-        (cast to its dtype).
+        (cast to its dtype); None for a zero tangent.
     disconnected_outputs : {'raise', 'warn', 'ignore'}
         What to do when an entry of `f` does not depend on any `wrt` entry.
     return_disconnected : {'zero', 'None', 'Disconnected'}
