@@ -21,7 +21,9 @@ from ..graph.evaluate import PerformProgram
 from ..graph.op import Op
 from ..graph.replace import clone_get_equiv
 from ..graph.traversal import ancestors, graph_inputs
+from .grad import scan_grad
 from .info import ScanInfo
+from .rop import scan_rop
 from .utils import as_shape_var, check_closed, graph_signature, infer_shapes
 
 
@@ -44,6 +46,7 @@ class Scan(Op):
     """
 
     __props__ = ("info", "signature")
+    accepts_disconnected_output_grads = True
 
     def __init__(self, inner_inputs, inner_outputs, info, seq_origins=None, output_labels=None):
         if not isinstance(info, ScanInfo):
@@ -340,6 +343,13 @@ class Scan(Op):
             for i, j in zip(a, c):
                 args[i] = inputs[j]
         return args
+
+    # -- derivatives (bptt/scan/grad.py, bptt/scan/rop.py) ----------------------------------
+    def L_op(self, inputs, outputs, output_grads):
+        return scan_grad(self, inputs, outputs, output_grads)
+
+    def R_op(self, inputs, eval_points):
+        return scan_rop(self, inputs, eval_points)
 
     # -- symbolic properties --------------------------------------------------------------
     def inner_connection_pattern(self):
