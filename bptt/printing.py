@@ -103,23 +103,23 @@ class _Printer:
             if node is None or repeated:
                 continue
             if _has_inner_graph(node.op):
-                stack.append(("inner", node, child, None))
+                stack.append(("inner", node, pre + "  ", None))
             for inp in reversed(node.inputs):
                 stack.append(("var", inp, child, child + " |"))
 
     def inner(self, node, prefix):
         """The inner graph of `node` (printed after the node's inputs, behind a header)."""
         op = node.op
-        header = f"{prefix}  Inner graph of {op} [id {self.ids.get(node)}]"
+        header = f"{prefix}Inner graph of {op} [id {self.ids.get(node)}]"
         if id(op) in self.inner_done:
             self.lines.append(header + ": printed above")
             return
         self.inner_done.add(id(op))
         self.lines.append(header + ":")
         ins = ", ".join(self.label(v) for v in op.inner_inputs)
-        self.lines.append(f"{prefix}    inner inputs: {ins}")
+        self.lines.append(f"{prefix}  inner inputs: {ins}")
         for out in op.inner_outputs:
-            self.tree(out, prefix + "  >", prefix + "  > |")
+            self.tree(out, prefix + ">", prefix + "> |")
 
 
 def _has_inner_graph(op):

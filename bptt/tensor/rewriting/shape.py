@@ -11,9 +11,13 @@ or of a shape argument:
 Two equal keys prove two sizes equal at run time (for any run that does not
 fail a shape check), which is how useless `SumTo`, `BroadcastTo` and `Alloc`
 nodes are found, and how ``Shape_i`` of a computed tensor is lifted to the
-tensor (or scalar) its size comes from. Keys are cached per graph; a key
-remains a true fact after rewrites (replacements keep values), so the cache
-is never invalidated, only possibly less useful.
+tensor (or scalar) its size comes from. Ops that fail unless two sizes agree
+(the inner dimensions of `Dot`) also make their keys equal (`_SizeFacts`).
+Like PyTensor's "shape_unsafe" rewrites, this assumes the graph runs without
+a shape error: a rewrite may remove the only node that would have reported
+one. Keys are cached per graph; a key remains a true fact after rewrites
+(replacements keep values), so the cache is never invalidated, only possibly
+less useful.
 
 The rewrites:
 
@@ -23,7 +27,8 @@ The rewrites:
 * ``Shape(x)``    -> a constant vector when x's shape is static;
 * ``Shape(x)[i]`` (a `Subtensor` with a constant index) -> ``Shape_i(x)``;
 * ``SumTo(g, ref)``, ``BroadcastTo(x, shp)``, ``Alloc(v, *dims)`` -> their
-  first input when its shape provably equals the output's already.
+  first input when its shape provably equals the output's already;
+* ``x[0:n]`` where every slice provably covers its whole dimension -> x.
 """
 from __future__ import annotations
 
@@ -40,7 +45,7 @@ from ..scalar_ops import Cast
 from ..shape import BroadcastTo, DimShuffle, Reshape, Shape, Shape_i, SumTo
 from ..type import TensorConstant, TensorType
 
-_caches = weakref.WeakKeyDictionary()
+_infos = weakref.WeakKeyDictionary()
 
 
 def const_int(n):
@@ -50,19 +55,53 @@ def const_int(n):
 
 # -- size keys -----------------------------------------------------------------------
 
+class _SizeFacts:
+    """Per graph: the keys of each variable's dimensions, and which keys name equal sizes.
+
+    Equalities come from ops that fail unless two sizes agree (the inner
+    dimensions of `Dot`, the non-joined dimensions of `Join`). They are kept
+    in a union-find whose roots prefer constants, so ``find`` maps a key to
+    the best-known name of its size.
+    """
+
+    def __init__(self):
+        self.keys = {}
+        self.parent = {}
+        self.inferred = {}
+
+    def find(self, key):
+        root = key
+        while self.parent.get(root, root) != root:
+            root = self.parent[root]
+        while key != root:
+            key, self.parent[key] = self.parent[key], root
+        return root
+
+    def union(self, a, b):
+        a, b = self.find(a), self.find(b)
+        if a == b or (a[0] == "const" and b[0] == "const"):
+            return   # two different constants: the run fails anyway; learn nothing
+        if a[0] == "const":
+            a, b = b, a
+        self.parent[a] = b
+
+
+def _facts(fgraph):
+    return _infos.setdefault(fgraph, _SizeFacts())
+
+
 def dim_key(fgraph, v, i):
     """The key of the size of dimension `i` of `v` (see the module docstring)."""
     return shape_keys(fgraph, v)[i]
 
 
 def shape_keys(fgraph, v):
-    """Keys of every dimension of `v`, computed for its unknown ancestors, inputs first."""
-    cache = _caches.setdefault(fgraph, {})
-    if v in cache:
-        return cache[v]
-    for w in _uncached_ancestors(v, cache):
-        cache[w] = _keys_of(w, cache)
-    return cache[v]
+    """Keys of every dimension of `v` (each the root of its class of equal sizes)."""
+    facts = _facts(fgraph)
+    if v not in facts.keys:
+        for w in _uncached_ancestors(v, facts.keys):
+            facts.keys[w] = _keys_of(w, facts)
+    return tuple(facts.find(k) for k in facts.keys[v])
 
 
 def _uncached_ancestors(v, cache):
@@ -82,9 +121,9 @@ def _uncached_ancestors(v, cache):
     return order
 
 
-def _keys_of(v, cache):
+def _keys_of(v, facts):
     static = v.type.shape
-    derived = _derived_keys(v, cache) if v.owner is not None else None
+    derived = _derived_keys(v, facts) if v.owner is not None else None
     keys = []
     for i, s in enumerate(static):
         if s is not None:
@@ -93,32 +132,43 @@ def _keys_of(v, cache):
             keys.append(derived[i])
         else:
             keys.append(("dim", v, i))
+    if derived is not None:
+        for k, d in zip(keys, derived):
+            if d is not None and k != d:
+                facts.union(k, d)      # a static size names the derived source too
     return tuple(keys)
 
 
-def value_key(s, cache):
+def value_key(s, facts):
     """Key of the value of an integer scalar `s` used as a size."""
     if isinstance(s, Constant):
         return ("const", int(s.data))
     node = s.owner
+    known = None
     if node is not None and isinstance(node.op, Shape_i):
-        return cache[node.inputs[0]][node.op.i]
-    if node is not None and _is_int_cast(node):
-        return value_key(node.inputs[0], cache)
-    if node is not None and _is_shape_entry(node):
-        return cache[node.inputs[0].owner.inputs[0]][_index_of(node)]
-    return ("value", s)
+        known = _key_of_dim(facts, node.inputs[0], node.op.i)
+    elif node is not None and _is_int_cast(node):
+        return value_key(node.inputs[0], facts)
+    elif node is not None and _is_shape_entry(node):
+        known = _key_of_dim(facts, node.inputs[0].owner.inputs[0], _index_of(node))
+    return known if known is not None else ("value", s)
 
 
-def entry_key(vec, i, cache):
-    """Key of entry `i` of an integer vector used as a shape."""
+def _key_of_dim(facts, x, i):
+    """The cached key of dimension i of x; None if x has none yet (it is being computed)."""
+    keys = facts.keys.get(x)
+    return None if keys is None else keys[i]
+
+
+def entry_key(vec, i, facts):
+    """Key of entry `i` of an integer vector used as a shape (None if unknown)."""
     if isinstance(vec, Constant):
         return ("const", int(vec.data[i]))
     node = vec.owner
     if node is not None and isinstance(node.op, MakeVector):
-        return value_key(node.inputs[i], cache)
+        return value_key(node.inputs[i], facts)
     if node is not None and isinstance(node.op, Shape):
-        return cache[node.inputs[0]][i]
+        return _key_of_dim(facts, node.inputs[0], i)
     return None
 
 
@@ -128,48 +178,109 @@ def _is_int_cast(node):
             and node.inputs[0].dtype.startswith(("int", "uint")))
 
 
-def _derived_keys(v, cache):
+def _derived_keys(v, facts):
     """Keys that `v`'s op passes on from its inputs (None where it passes nothing)."""
     node, op = v.owner, v.owner.op
     ins = node.inputs
+    keys = facts.keys
     if isinstance(op, Elemwise):
-        return _elemwise_keys(v, ins, cache)
+        return _elemwise_keys(v, ins, facts)
     if isinstance(op, DimShuffle):
-        src = cache[ins[0]]
-        return [("const", 1) if o == "x" else src[o] for o in op.new_order]
+        return [("const", 1) if o == "x" else keys[ins[0]][o] for o in op.new_order]
     if isinstance(op, Alloc):
-        return [value_key(d, cache) for d in ins[1:]]
+        return [value_key(d, facts) for d in ins[1:]]
     if isinstance(op, BroadcastTo):
-        return [entry_key(ins[1], i, cache) for i in range(v.ndim)]
-    if isinstance(op, SumTo):
-        g, ref = cache[ins[0]], cache[ins[1]]
-        return [a if a == b else None for a, b in zip(g[len(g) - len(ref):], ref)]
+        return [entry_key(ins[1], i, facts) for i in range(v.ndim)]
+    if isinstance(op, SumTo):      # by contract: the run-time shape of the reference
+        return list(keys[ins[1]])
     if isinstance(op, Dot):
-        a, b = cache[ins[0]], cache[ins[1]]
+        a, b = keys[ins[0]], keys[ins[1]]
+        facts.union(a[-1], b[0])   # the product fails unless the inner sizes agree
         return list(a[:-1]) + list(b[1:])
     if isinstance(op, Reduce):
-        src = cache[ins[0]]
-        return [k for d, k in enumerate(src) if d not in op.axis]
+        return [k for d, k in enumerate(keys[ins[0]]) if d not in op.axis]
     if isinstance(op, Reshape):
-        keys = [entry_key(ins[1], i, cache) for i in range(v.ndim)]
+        out = [entry_key(ins[1], i, facts) for i in range(v.ndim)]
         return [k if k is not None and k[0] in ("const", "dim") and k != ("const", -1)
-                else None for k in keys]
+                else None for k in out]
     if isinstance(op, Join):
-        first = cache[ins[0]]
-        return [None if d == op.axis else k for d, k in enumerate(first)]
-    return None
+        for x in ins[1:]:
+            for d, (a, b) in enumerate(zip(keys[ins[0]], keys[x])):
+                if d != op.axis:
+                    facts.union(a, b)
+        return [None if d == op.axis else k for d, k in enumerate(keys[ins[0]])]
+    if _is_basic_subtensor(op):
+        return _subtensor_keys(op, keys[ins[0]])
+    return _inferred_keys(v, facts)
 
 
-def _elemwise_keys(v, ins, cache):
+def _is_basic_subtensor(op):
+    cls = _subtensor_class()
+    return cls is not None and isinstance(op, cls)
+
+
+def _subtensor_keys(op, x_keys):
+    """Basic indexing: an integer drops a dimension, a whole slice (``:`` or ``::-1``)
+    keeps its size, other slices give an unknown size."""
+    out = []
+    for d, key in enumerate(x_keys):
+        entry = op.idx_list[d] if d < len(op.idx_list) else (None, None, None)
+        if isinstance(entry, (int, np.integer)):
+            continue
+        start, stop, step = entry
+        whole = start is None and stop is None and step in (None, 1, -1)
+        out.append(key if whole else None)
+    return out
+
+
+def _inferred_keys(v, facts):
+    """Keys from the op's `infer_shape`, fed with the inputs' sizes (once per node).
+
+    The fallback for ops without a rule above (indexing, Scan): an output size
+    that `infer_shape` gives as an input's size or a constant gets that key.
+    """
+    node = v.owner
+    if node not in facts.inferred:
+        facts.inferred[node] = _run_infer_shape(node, facts)
+    shapes = facts.inferred[node]
+    return None if shapes is None else shapes[v.index]
+
+
+def _run_infer_shape(node, facts):
+    infer = getattr(node.op, "infer_shape", None)
+    if infer is None:
+        return None
+    in_shapes = [tuple(const_int(s) if s is not None else Shape_i(j)(x)
+                       for j, s in enumerate(x.type.shape))
+                 if isinstance(x.type, TensorType) else None for x in node.inputs]
+    try:
+        out_shapes = infer(None, node, in_shapes)
+    except Exception:   # noqa: BLE001  (an op that cannot say: nothing is known)
+        return None
+    result = []
+    for out, shape in zip(node.outputs, out_shapes):
+        if not isinstance(out.type, TensorType) or shape is None or len(shape) != out.ndim:
+            result.append(None)
+            continue
+        keys = []
+        for size in shape:
+            key = ("const", int(size)) if isinstance(size, (int, np.integer)) \
+                else value_key(size, facts) if hasattr(size, "owner") else None
+            keys.append(None if key is None or key[0] == "value" else key)
+        result.append(keys)
+    return result
+
+
+def _elemwise_keys(v, ins, facts):
     """Broadcasting: a dimension's size is that of every input not statically 1 there."""
     out = []
     for d in range(v.ndim):
-        keys = set()
+        roots = set()
         for x in ins:
             k = d - (v.ndim - x.ndim)
             if k >= 0 and x.type.shape[k] != 1:
-                keys.add(cache[x][k])
-        out.append(("const", 1) if not keys else (keys.pop() if len(keys) == 1 else None))
+                roots.add(facts.find(facts.keys[x][k]))
+        out.append(("const", 1) if not roots else (roots.pop() if len(roots) == 1 else None))
     return out
 
 
@@ -178,6 +289,8 @@ def key_variable(fgraph, key):
     still in `fgraph` (a cached key may name one a rewrite has removed); or None."""
     kind, var = key[0], key[1]
     if kind == "const":
+        if var < 0:
+            return None
         return const_int(var)
     if var not in fgraph.variables:
         return None
@@ -207,21 +320,26 @@ def _is_shape_entry(node):
 
 
 def _index_of(node):
-    """The constant integer index of a scalar-indexing Subtensor node, or None."""
+    """The constant index of a Subtensor taking one entry of a vector, or None.
+
+    Subtensor keeps a constant index in its ``idx_list`` (an int) and reads a
+    symbolic one from its second input (entry ``"?"``), which constant folding
+    may have turned into a constant.
+    """
     idx = getattr(node.op, "idx_list", None)
-    if idx is None or len(idx) != 1 or isinstance(idx[0], slice):
+    if idx is None or len(idx) != 1:
         return None
     entry = idx[0]
-    if isinstance(entry, (int, np.integer)):
+    if isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
         value = int(entry)
-    elif len(node.inputs) == 2 and isinstance(node.inputs[1], Constant):
+    elif entry == "?" and len(node.inputs) == 2 and isinstance(node.inputs[1], Constant):
         value = int(node.inputs[1].data)
     else:
         return None
     n = node.inputs[0].type.shape[0]
     if value < 0:
-        value = value + n if n is not None else None
-    return value
+        value = value + n if n is not None else -1
+    return value if 0 <= value and (n is None or value < n) else None
 
 
 # -- rewrites ------------------------------------------------------------------------
@@ -305,9 +423,43 @@ def useless_alloc(fgraph, node):
     return [v] if _same_shape(fgraph, v, out) else None
 
 
+def _useless_subtensor_rewriter():
+    cls = _subtensor_class()
+    if cls is None:
+        return None
+
+    @node_rewriter([cls])
+    def useless_subtensor(fgraph, node):
+        """``x[0:n]`` (every entry a slice over a whole dimension) -> x."""
+        x, *index = node.inputs
+        if not node.op.idx_list or not can_replace(node.outputs[0], x):
+            return None
+        scalars = iter(index)
+        for d, entry in enumerate(node.op.idx_list):
+            if isinstance(entry, (int, np.integer)) or not isinstance(entry, tuple):
+                return None
+            parts = [next(scalars) if p == "?" else p for p in entry]
+            if not _whole_slice(fgraph, x, d, *parts):
+                return None
+        return [x]
+
+    return useless_subtensor
+
+
+def _whole_slice(fgraph, x, d, start, stop, step):
+    if step not in (None, 1) or start not in (None, 0):
+        return False
+    if stop is None:
+        return True
+    key = ("const", int(stop)) if isinstance(stop, (int, np.integer)) \
+        else value_key(stop, _facts(fgraph))
+    shape_keys(fgraph, x)
+    return _facts(fgraph).find(key) == dim_key(fgraph, x, d)
+
+
 def shape_rewriters():
     """The shape rewrites, in the order they are tried on a node."""
     rws = [shape_i_of_static_dim, shape_i_from_source, shape_of_static,
            useless_sum_to, useless_broadcast_to, useless_alloc]
-    entry = _shape_entry_rewriter()
-    return rws + ([entry] if entry is not None else [])
+    extra = [_shape_entry_rewriter(), _useless_subtensor_rewriter()]
+    return rws + [rw for rw in extra if rw is not None]

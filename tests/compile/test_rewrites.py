@@ -1,0 +1,450 @@
+"""Each rewrite: the graph's structure after it, and equal values with and without it.
+
+Values are compared by linking the same graph twice in the given mode, once
+as built and once rewritten (only by the rewrite under test, or by the whole
+pipeline), and calling both on data whose run-time shapes include size-1
+dimensions, where a wrong shape proof would show.
+"""
+import numpy as np
+import pytest
+
+import bptt
+import bptt.tensor as T
+from bptt.compile.mode import linker_for
+from bptt.compile.passes import pm, run_passes
+from bptt.graph.basic import Apply
+from bptt.graph.fg import FunctionGraph
+from bptt.graph.op import Op
+from bptt.graph.replace import clone_replace
+from bptt.graph.rewriting import InToOut, fired
+from bptt.graph.verify import verify
+from bptt.tensor import scalar_ops as so
+from bptt.tensor.basic import Alloc, alloc
+from bptt.tensor.elemwise import Elemwise
+from bptt.tensor.rewriting import constant_folding, merge, remove_dead_code
+from bptt.tensor.rewriting import canonicalize as canon
+from bptt.tensor.rewriting import shape as shp
+from bptt.tensor.shape import DimShuffle, Shape, Shape_i, SumTo, broadcast_to
+from bptt.tensor.type import TensorType
+
+RNG = np.random.default_rng(0)
+
+
+def _rewritten(inputs, outputs, rewriter):
+    fg = FunctionGraph(inputs, outputs)
+    if rewriter == "all":
+        run_passes(fg)
+    elif rewriter is not None:
+        rewriter.apply(fg)
+        verify(fg)
+    return fg
+
+
+def _walk(*rewriters):
+    return InToOut(list(rewriters))
+
+
+def _ops(fg):
+    return [str(n.op) for n in fg.toposort()]
+
+
+def _check_values(inputs, outputs, fg, mode, *arg_sets):
+    """The rewritten graph `fg` computes what `outputs` compute, on every argument set.
+
+    Both are linked as one graph (the outputs as built, read from fg's
+    inputs, after fg's outputs) to pay for one numba compilation, not two.
+    """
+    raw = clone_replace(list(outputs), dict(zip(inputs, fg.inputs)))
+    both = linker_for(mode)(FunctionGraph(fg.inputs, list(fg.outputs) + raw, clone=False))
+    n = len(fg.outputs)
+    for args in arg_sets:
+        results = both(*[np.asarray(a) for a in args])
+        for got, want in zip(results[:n], results[n:]):
+            got, want = np.asarray(got), np.asarray(want)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _data(*shape):
+    return RNG.standard_normal(shape)
+
+
+# -- merge -------------------------------------------------------------------------
+
+def test_merge_common_subexpressions_and_constants(mode):
+    x = T.vector("x")
+    a = T.exp(x) * T.constant(2.0)
+    b = T.exp(x) * T.constant(2.0)
+    outs = [a + b, T.tanh(x + 1.5) - T.tanh(x + 1.5)]
+    fg = _rewritten([x], outs, merge)
+    ops = _ops(fg)
+    assert ops.count("exp") == 1 and ops.count("tanh") == 1
+    assert ops.count("mul") == 1
+    assert fired(fg)["merge"] >= 4 and fired(fg)["merge_constants"] >= 1
+    _check_values([x], outs, fg, mode, [_data(4)], [_data(1)])
+
+
+def test_merge_keeps_ops_with_different_props_apart():
+    x = T.matrix("x")
+    fg = _rewritten([x], [x.sum(axis=0), x.sum(axis=1)], merge)
+    assert len(fg.apply_nodes) == 2
+
+
+def test_merge_never_merges_stateful_nodes():
+    x = T.vector("x")
+    d1, d2 = _Draw()(x), _Draw()(x)
+    fg = _rewritten([x], [d1 + d2], merge)
+    assert _ops(fg).count("_Draw") == 2
+
+
+# -- constant folding ------------------------------------------------------------------
+
+class _Draw(Op):
+    """A stand-in for a random draw: stateful, so never folded or merged."""
+
+    stateful = True
+
+    def make_node(self, x):
+        x = T.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = inputs[0] + np.random.default_rng().random()
+
+
+class _Fails(Op):
+    def make_node(self, x):
+        x = T.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        raise ValueError("fails at run time")
+
+
+def test_constant_folding_computes_constant_subgraphs(mode):
+    x = T.vector("x")
+    c = T.exp(T.constant(np.arange(3.0))) * 2 + T.constant(1.0)
+    outs = [x + c]
+    fg = _rewritten([x], outs, _walk(constant_folding))
+    assert _ops(fg) == ["add"]
+    folded = fg.outputs[0].owner.inputs[1]
+    np.testing.assert_allclose(folded.data, np.exp(np.arange(3.0)) * 2 + 1)
+    _check_values([x], outs, fg, mode, [_data(3)], [_data(1)])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: T.zeros((200, 100)),                     # 20,000 elements: too large
+    lambda: _Draw()(T.constant(np.zeros(2))),        # stateful
+    lambda: bptt.shared(np.float64(3.0)) * 2,        # reads a shared variable
+    lambda: T.tensor_copy(T.constant(np.zeros(2))),  # a copy exists for its fresh buffer
+    lambda: _Fails()(T.constant(np.zeros(2))),     # perform fails: left for run time
+])
+def test_constant_folding_leaves_alone(make):
+    out = make()
+    fg = FunctionGraph([], [out]) if not _reads_shared(out) else \
+        FunctionGraph(list(_shared_of(out)), [out])
+    n = len(fg.apply_nodes)
+    _walk(constant_folding).apply(fg)
+    assert len(fg.apply_nodes) == n and not fired(fg)
+
+
+def _shared_of(out):
+    from bptt.compile.sharedvalue import SharedVariable
+    from bptt.graph.traversal import graph_inputs
+
+    return [v for v in graph_inputs([out]) if isinstance(v, SharedVariable)]
+
+
+def _reads_shared(out):
+    return bool(_shared_of(out))
+
+
+def test_constant_output_is_returned_through_a_copy(mode):
+    f = bptt.function([], T.constant(np.arange(3.0)) * 2, mode=mode)
+    assert "protect_constant_outputs" in fired(f.fgraph)
+    first = f()
+    first[:] = -1
+    np.testing.assert_array_equal(f(), [0.0, 2.0, 4.0])
+
+
+# -- dead code ---------------------------------------------------------------------------
+
+def test_dead_code_removal_drops_unneeded_nodes():
+    x = T.vector("x")
+    fg = FunctionGraph([x], [T.exp(x)])
+    dead = T.tanh(fg.inputs[0]) + T.constant(3.0)   # imported, but no output needs it
+    for node in (dead.owner.inputs[0].owner, dead.owner):
+        fg._import_node(node)
+    assert len(fg.apply_nodes) == 3
+    assert remove_dead_code.apply(fg)
+    assert _ops(fg) == ["exp"] and len(fg.apply_nodes) == 1
+    assert all(n == "output" or n in fg.apply_nodes
+               for cl in fg.clients.values() for n, _ in cl)
+    verify(fg)
+    assert not remove_dead_code.apply(fg)
+
+
+# -- shape rewrites ---------------------------------------------------------------------------
+
+def test_subtensor_of_shape_becomes_shape_i(mode):
+    x = T.matrix("x")
+    outs = [x.shape[1] * 2, x.shape[-2] + 0 * x.shape[0]]
+    fg = _rewritten([x], outs, _walk(*shp.shape_rewriters()))
+    assert "Shape" not in _ops(fg)
+    assert {"Shape_i{i=0}", "Shape_i{i=1}"} <= set(_ops(fg))
+    assert fired(fg)["subtensor_of_shape"] >= 2
+    _check_values([x], outs, fg, mode, [_data(2, 3)], [_data(1, 1)])
+
+
+def test_shape_i_of_static_dim_is_a_constant(mode):
+    x = T.tensor("float64", (3, None), "x")
+    outs = [Shape_i(0)(x) * Shape_i(1)(x)]
+    fg = _rewritten([x], outs, _walk(shp.shape_i_of_static_dim))
+    assert _ops(fg) == ["Shape_i{i=1}", "mul"]
+    assert int(fg.outputs[0].owner.inputs[0].data) == 3
+    _check_values([x], outs, fg, mode, [_data(3, 4)])
+
+
+def test_shape_i_comes_from_alloc_and_broadcast_to_shape_inputs(mode):
+    v, n, m = T.vector("v"), T.lscalar("n"), T.lscalar("m")
+    a = alloc(v, n, m)
+    b = broadcast_to(v, T.stack([n, m]))
+    outs = [Shape_i(0)(a) + Shape_i(1)(a), Shape_i(0)(b) * Shape_i(1)(b)]
+    fg = _rewritten([v, n, m], outs, _walk(shp.shape_i_from_source))
+    assert not any(op.startswith("Shape_i") for op in _ops(fg))
+    assert fg.outputs[0].owner.inputs[0] is fg.inputs[1]
+    _check_values([v, n, m], outs, fg, mode, [_data(3), 2, 3], [_data(1), 4, 5])
+
+
+def test_shape_i_is_lifted_through_elementwise_and_dot(mode):
+    W, x = T.matrix("W"), T.vector("x")
+    h = T.tanh(T.dot(W, x))
+    outs = [Shape_i(0)(h) * 1, T.exp(h)]
+    fg = _rewritten([W, x], outs, _walk(shp.shape_i_from_source))
+    shape_node = fg.outputs[0].owner.inputs[0].owner
+    assert isinstance(shape_node.op, Shape_i) and shape_node.inputs[0] is fg.inputs[0]
+    _check_values([W, x], outs, fg, mode, [_data(3, 2), _data(2)])
+
+
+def test_shape_i_not_lifted_where_broadcasting_leaves_the_size_unknown():
+    x, b = T.vector("x"), T.vector("b")
+    fg = _rewritten([x, b], [Shape_i(0)(x + b)], _walk(shp.shape_i_from_source))
+    assert not fired(fg)
+
+
+def test_shape_of_static_shape_is_a_constant(mode):
+    x = T.tensor("float64", (2, 3), "x")
+    outs = [Shape()(x) + 1]
+    fg = _rewritten([x], outs, _walk(shp.shape_of_static))
+    assert _ops(fg) == ["add"]
+    _check_values([x], outs, fg, mode, [_data(2, 3)])
+
+
+def test_useless_sum_to_removed_when_shapes_provably_equal(mode):
+    x = T.matrix("x")
+    g = T.exp(x) * T.tanh(x)
+    outs = [SumTo()(g, x)]
+    fg = _rewritten([x], outs, _walk(shp.useless_sum_to))
+    assert "SumTo" not in _ops(fg)
+    _check_values([x], outs, fg, mode, [_data(2, 3)], [_data(1, 3)])
+
+
+def test_sum_to_kept_when_the_reference_may_broadcast():
+    # b may have size 1 at run time (the layer-gradient test below runs that case).
+    x, b = T.vector("x"), T.vector("b")
+    fg = _rewritten([x, b], [SumTo()(x + b, b)], "all")
+    assert "SumTo" in _ops(fg)
+
+
+def test_useless_broadcast_to_removed(mode):
+    x = T.matrix("x")
+    outs = [broadcast_to(T.exp(x), x.shape) * 2]
+    fg = _rewritten([x], outs, _walk(*shp.shape_rewriters()))
+    assert "BroadcastTo{ndim=2}" not in _ops(fg)
+    _check_values([x], outs, fg, mode, [_data(2, 3)], [_data(1, 1)])
+
+
+def test_broadcast_to_kept_when_it_broadcasts():
+    x, y = T.matrix("x"), T.matrix("y")
+    fg = _rewritten([x, y], [broadcast_to(x, y.shape) * 2], "all")
+    assert "BroadcastTo{ndim=2}" in _ops(fg)
+
+
+def test_useless_alloc_removed(mode):
+    x = T.matrix("x")
+    outs = [alloc(T.exp(x), x.shape[0], x.shape[1]) + 1]
+    fg = _rewritten([x], outs, _walk(*shp.shape_rewriters()))
+    assert not any(isinstance(n.op, Alloc) for n in fg.apply_nodes)
+    _check_values([x], outs, fg, mode, [_data(2, 3)], [_data(1, 1)])
+
+
+def test_alloc_kept_when_it_broadcasts():
+    x, n = T.vector("x"), T.lscalar("n")
+    fg = _rewritten([x, n], [alloc(x, n, x.shape[0]) + 1], "all")
+    assert any(isinstance(nd.op, Alloc) for nd in fg.apply_nodes)
+
+
+# -- algebraic canonicalizations -----------------------------------------------------------------
+
+def test_mul_by_one_and_add_zero(mode):
+    x = T.matrix("x")
+    outs = [(x * 1) * T.ones_like(x) + T.zeros_like(x),
+            T.exp(x) * broadcast_to(T.constant(1.0), x.shape)]
+    fg = _rewritten([x], outs, _walk(*shp.shape_rewriters(), canon.mul_by_one,
+                                     canon.add_zero, constant_folding))
+    assert fg.outputs[0] is fg.inputs[0]
+    assert _ops(fg) == ["exp"]
+    assert fired(fg)["mul_by_one"] >= 3 and fired(fg)["add_zero"] == 1
+    _check_values([x], outs, fg, mode, [_data(2, 3)], [_data(1, 1)])
+
+
+@pytest.mark.parametrize("make", [
+    lambda x, i: x * T.constant(np.ones(3)),          # the ones give the static size 3
+    lambda x, i: i * 1.0,                            # the 1.0 makes the result a float
+    lambda x, i: T.constant(np.float64(2.0)) * T.ones_like(x),   # the ones give the shape
+    lambda x, i: x + T.zeros((2, 3)),                 # the zeros broadcast x
+])
+def test_neutral_operands_kept_when_they_matter(make):
+    x, i = T.vector("x"), T.ivector("i")
+    outs = [make(x, i)]
+    fg = _rewritten([x, i], outs, _walk(canon.mul_by_one, canon.add_zero))
+    assert not fired(fg)
+
+
+def test_neg_neg(mode):
+    x = T.vector("x")
+    outs = [-(-x) * 2, -(-(-x))]
+    fg = _rewritten([x], outs, _walk(canon.neg_neg))
+    assert _ops(fg) == ["mul", "neg"]
+    _check_values([x], outs, fg, mode, [_data(3)])
+
+
+def test_dimshuffle_of_dimshuffle(mode):
+    x = T.matrix("x")
+    outs = [x.T.T + 1, x.dimshuffle("x", 0, 1).dimshuffle(2, 1, 0)]
+    fg = _rewritten([x], outs, _walk(canon.dimshuffle_of_dimshuffle))
+    ds = [n.op for n in fg.apply_nodes if isinstance(n.op, DimShuffle)]
+    assert [op.new_order for op in ds] == [(1, 0, "x")]
+    assert fg.outputs[0].owner.inputs[0] is fg.inputs[0]
+    _check_values([x], outs, fg, mode, [_data(2, 3)])
+
+
+def test_identity_dimshuffle_removed(mode):
+    x = T.matrix("x")
+    outs = [DimShuffle(2, (0, 1))(x) * 2]
+    fg = _rewritten([x], outs, _walk(canon.useless_dimshuffle))
+    assert _ops(fg) == ["mul"]
+    _check_values([x], outs, fg, mode, [_data(2, 3)])
+
+
+def test_cast_to_own_dtype_removed(mode):
+    x = T.fvector("x")
+    outs = [Elemwise(so.Cast("float32"))(x) * 2, Elemwise(so.Cast("float64"))(x)]
+    fg = _rewritten([x], outs, _walk(canon.useless_cast))
+    assert _ops(fg) == ["mul", "cast_float64"]
+    _check_values([x], outs, fg, mode, [_data(3).astype("float32")])
+
+
+# -- the pipeline ---------------------------------------------------------------------------------
+
+def test_pass_list_has_a_reason_per_entry():
+    names = pm.names()
+    assert names[:2] == ["merge", "constant_folding"]
+    assert {"canonicalize", "remove_dead_code"} <= set(names)
+    assert all(why for _, why in pm.passes)
+    assert "merge" in pm.describe()
+
+
+def _grad_graph_sizes(cost, wrt):
+    grads = bptt.grad(cost, wrt)
+    raw = FunctionGraph(wrt, grads)
+    new = _rewritten(wrt, grads, "all")
+    return grads, len(raw.apply_nodes), len(new.apply_nodes), new
+
+
+def test_gradient_of_a_layer_gets_smaller(mode):
+    W, x, b = T.matrix("W"), T.vector("x"), T.vector("b")
+    cost = T.tanh(T.dot(W, x) + b).sum()
+    grads, before, after, fg = _grad_graph_sizes(cost, [W, x, b])
+    assert after <= 12 and after < before - 5
+    assert not any(isinstance(n.op, (Alloc, Shape)) for n in fg.apply_nodes)
+    _check_values([W, x, b], grads, fg, mode,
+                  [_data(3, 2), _data(2), _data(3)], [_data(3, 2), _data(2), _data(1)])
+
+
+def test_gradient_of_static_shapes_loses_its_shape_plumbing(mode):
+    W = T.tensor("float64", (3, 2), "W")
+    x = T.tensor("float64", (2,), "x")
+    cost = (T.exp(T.dot(W, x)) * 2).mean()
+    grads, before, after, fg = _grad_graph_sizes(cost, [W, x])
+    assert after < before - 3
+    assert not any(isinstance(n.op, (Shape, Shape_i, SumTo)) for n in fg.apply_nodes)
+    _check_values([W, x], grads, fg, mode, [_data(3, 2), _data(2)])
+
+
+def test_compiled_function_runs_the_pipeline(mode):
+    x = T.vector("x")
+    f = bptt.function([x], -(-x) * 1 + T.zeros_like(x), mode=mode)
+    assert f.fgraph.outputs[0] is f.fgraph.inputs[0]
+    v = _data(3)
+    out = f(v)
+    np.testing.assert_array_equal(out, v)
+    out[:] = 0                      # the caller owns its result: the input is untouched
+    assert not np.all(v == 0)
+
+
+def test_run_passes_can_exclude_a_pass():
+    x = T.vector("x")
+    fg = FunctionGraph([x], [-(-x)])
+    run_passes(fg, exclude=("canonicalize",))
+    assert _ops(fg) == ["neg", "neg"]
+
+
+def test_ir_is_verified_after_each_pass(monkeypatch):
+    from bptt.compile import passes
+
+    seen = []
+    monkeypatch.setattr(passes, "verify", lambda fg, where=None: seen.append(where))
+    x = T.vector("x")
+    run_passes(FunctionGraph([x], [T.exp(x)]))
+    assert seen == [f"after rewrite pass {name!r}" for name in pm.names()]
+
+
+def test_float_type_of_static_alloc_shapes():
+    # A static-shaped Alloc output keeps the precise static type through the rewrites.
+    v = T.vector("v")
+    a = alloc(v, 2, 3)
+    assert a.type == TensorType("float64", (2, 3))
+    fg = _rewritten([v], [a * 1], "all")
+    assert fg.outputs[0].type == TensorType("float64", (2, 3))
+
+
+def test_useless_subtensor_removed(mode):
+    x = T.matrix("x")
+    outs = [x[0:x.shape[0]] * 2, x[:, 0:x.shape[1]][::1] + 1, x[1:] * 3]
+    fg = _rewritten([x], outs, _walk(*shp.shape_rewriters()))
+    subs = [n for n in fg.apply_nodes if type(n.op).__name__ == "Subtensor"]
+    assert [str(n.op) for n in subs] == ["Subtensor{1:}"]
+    assert fired(fg)["useless_subtensor"] == 3
+    _check_values([x], outs, fg, mode, [_data(3, 2)], [_data(1, 1)])
+
+
+def test_shapes_follow_indexing_and_inc_subtensor(mode):
+    # inc_subtensor keeps its input's shape; x[::-1] keeps x's sizes.
+    x = T.matrix("x")
+    z = T.zeros_like(x)
+    g = T.inc_subtensor(z[1:], T.exp(x[1:]))[::-1]
+    outs = [SumTo()(g, x), broadcast_to(g, x.shape)]
+    fg = _rewritten([x], outs, "all")
+    assert not any(isinstance(n.op, SumTo) or str(n.op).startswith("BroadcastTo")
+                   for n in fg.apply_nodes)
+    _check_values([x], outs, fg, mode, [_data(3, 2)], [_data(1, 1)])
+
+
+def test_gradient_through_scan_keeps_its_values():
+    W, x, h0 = T.matrix("W"), T.matrix("x"), T.vector("h0")
+    hs, _ = bptt.scan(lambda xt, h: T.tanh(T.dot(W, h) + xt), sequences=[x], outputs_info=[h0])
+    grads = bptt.grad(hs.sum(), [W, h0])
+    fg = _rewritten([W, x, h0], grads, "all")
+    assert not any(isinstance(n.op, SumTo) for n in fg.apply_nodes)
+    _check_values([W, x, h0], grads, fg, "PY", [_data(2, 2), _data(4, 2), _data(2)])
