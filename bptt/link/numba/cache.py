@@ -2,8 +2,8 @@
 
 Each generated module is written once to ``<cache_dir>/modules/<name>.py``,
 where the name holds a hash of the module source, of ``runtime.py`` (the jit
-options and helpers every module imports) and of the bptt, numba and numpy
-versions. The same text always gets the same name and a file is never
+options and helpers every module imports), of the bptt, numba and numpy
+versions and of numba's optimisation level. The same text always gets the same name and a file is never
 rewritten with other content, so numba's cached machine code for it (under
 ``<cache_dir>/numba/``, see `runtime.DiskCache`) stays valid, and a second
 process that generates the same text loads that code instead of compiling.
@@ -41,7 +41,10 @@ def _runtime_digest():
 def source_key(source):
     """The name-safe hash that identifies `source` across processes."""
     h = hashlib.sha256()
-    for part in (_VERSION, numba.__version__, np.__version__, _runtime_digest(), source):
+    # numba's own cache key ignores the optimisation level (NUMBA_OPT): ours does not.
+    parts = (_VERSION, numba.__version__, np.__version__, str(numba.config.OPT),
+             _runtime_digest(), source)
+    for part in parts:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:24]

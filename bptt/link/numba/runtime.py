@@ -36,7 +36,7 @@ from numba.core.caching import (CompileResultCacheImpl, FunctionCache, IndexData
 
 from ...config import config
 
-__all__ = ["jit", "broadcast_into"]
+__all__ = ["jit", "broadcast_into", "select"]
 
 OPTIONS = dict(error_model="numpy", nogil=True)
 
@@ -148,3 +148,19 @@ def _broadcast_into_overload(out, x):
 def _fill(out, x):
     out.fill(x)
     return out
+
+
+@numba.vectorize(nopython=True)
+def select(cond, a, b):
+    """Elementwise ``a if cond else b`` with broadcasting, as ``np.where``.
+
+    numba compiles ``np.where(c, a, b)`` in ~2 s; this ufunc in ~0.3 s.
+    """
+    return a if cond else b
+
+
+# Helpers of the scan lowering live in their own module; generated code sees them here.
+from .scan_runtime import *  # noqa: E402,F401,F403
+from .scan_runtime import __all__ as _scan_all  # noqa: E402
+
+__all__ = __all__ + list(_scan_all)
