@@ -120,6 +120,10 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     """
     name = name or _default_name()
     label = f"scan {name!r}"
+    if truncate_gradient != -1 and (not isinstance(truncate_gradient, (int, np.integer))
+                                    or truncate_gradient <= 0):
+        raise ValueError(f"{label}: truncate_gradient must be -1 (full backpropagation) or a "
+                         f"positive number of steps, got {truncate_gradient!r}")
     seqs = _canonical_sequences(sequences, label)
     specs = _canonical_outputs_info(outputs_info, label)
     non_seqs = _canonical_non_sequences(non_sequences)

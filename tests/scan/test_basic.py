@@ -243,3 +243,19 @@ def test_debugprint_shows_the_inner_graph():
     debugprint(out, file=buf)
     text = buf.getvalue()
     assert "printed" in text and "tanh" in text.lower()
+
+
+def test_equal_loops_merge(mode):
+    x = T.dvector("x")
+    a, _ = bptt.scan(lambda v, acc: acc + v * 2, sequences=x, outputs_info=T.constant(0.0))
+    b, _ = bptt.scan(lambda v, acc: acc + v * 2, sequences=x, outputs_info=T.constant(0.0))
+    assert a.owner.inputs[0].owner.op == b.owner.inputs[0].owner.op
+    f = bptt.function([x], [a, b], mode=mode)
+    assert len(_scan_nodes(f)) == 1
+    r1, r2 = f(np.arange(3.0))
+    np.testing.assert_allclose(r1, r2)
+
+
+def test_truncate_gradient_must_be_positive():
+    with pytest.raises(ValueError, match="truncate_gradient must be -1"):
+        bptt.scan(lambda v: v, sequences=T.dvector(), truncate_gradient=0)
