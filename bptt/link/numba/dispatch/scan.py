@@ -51,30 +51,25 @@ def _emit_checks(w, op):
                 continue
             need = f"max(n, 0) + {o.span}"
             w(1, f"if seq{k}.shape[0] < {need}:")
-            w(2, "raise ValueError(" + _message(
-                f"{label}: sequence {o.label} (taps {list(o.taps)}) has ", _E(f"seq{k}.shape[0]"),
-                " rows, but ", _E("max(n, 0)"), " steps with these taps need ", _E(need),
-                f" (n_steps + {o.span}); pass a longer sequence or a smaller n_steps") + ")")
+            w(2, _fail(f"{label}: sequence {o.label} (taps {list(o.taps)}) has ", f"seq{k}.shape[0]",
+                       " rows, but ", "max(n, 0)", " steps with these taps need ", need,
+                       f" (n_steps + {o.span}); pass a longer sequence or a smaller n_steps"))
     for k in range(info.n_seqs):
         w(1, f"if seq{k}.shape[0] < n:")
-        w(2, "raise ValueError(" + _message(
-            f"{label}: sequence {k} has ", _E(f"seq{k}.shape[0]"), " rows, fewer than n_steps=",
-            _E("n"), "; pass a longer sequence or a smaller n_steps") + ")")
+        w(2, _fail(f"{label}: sequence {k} has ", f"seq{k}.shape[0]", " rows, fewer than n_steps=",
+                   "n", "; pass a longer sequence or a smaller n_steps"))
     w(1, "if n < 0:")
-    w(2, "raise ValueError(" + _message(
-        f"{label}: n_steps is ", _E("n"), "; a symbolic n_steps must not be negative at run "
-        "time (a negative Python int runs backwards)") + ")")
+    w(2, _fail(f"{label}: n_steps is ", "n", "; a symbolic n_steps must not be negative at run "
+               "time (a negative Python int runs backwards)"))
     for s, b in enumerate(info.buffers):
         need = f"{b.extent} + max(n, 0)" if b.kind == "mit_mot" else f"{b.extent}"
         w(1, f"if init{s}.shape[0] < {need}:")
-        w(2, "raise ValueError(" + _message(
-            f"{label}: the initial value of {op.label_of_output(b.inner_outputs[0])} ({b.kind}) "
-            "has ", _E(f"init{s}.shape[0]"), " rows along its first axis, but its taps need ",
-            _E(need)) + ")")
+        w(2, _fail(f"{label}: the initial value of {op.label_of_output(b.inner_outputs[0])} "
+                   f"({b.kind}) has ", f"init{s}.shape[0]",
+                   " rows along its first axis, but its taps need ", need, ""))
     for k in range(info.n_nit_sot):
         w(1, f"if nitlen{k} < 0:")
-        w(2, "raise ValueError(" + _message(
-            f"{label}: nit_sot {k} has a negative length ", _E(f"nitlen{k}")) + ")")
+        w(2, _fail(f"{label}: nit_sot {k} has a negative length ", f"nitlen{k}", ""))
 
 
 def _emit_alloc(w, op, node):
@@ -84,7 +79,7 @@ def _emit_alloc(w, op, node):
             w(1, f"buf{s} = init{s}.copy()")
         else:
             w(1, f"buf{s} = np.empty(({b.extent} + n,) + init{s}.shape[1:], init{s}.dtype)")
-            w(1, f"buf{s}[:{b.extent}] = init{s}[:{b.extent}]")
+            w(1, f"copy_into(buf{s}[:{b.extent}], init{s}[:{b.extent}])")
     for k in range(info.n_nit_sot):
         o = info.inner_out_nit_sot[k]
         t = op.inner_outputs[o].type
@@ -128,24 +123,30 @@ def _emit_step(w, op, step_fn, depth):
         w(depth, f"state{k} = out[{o}]")
 
 
-class _E(str):
-    """Marks source code inside a message built by `_message`."""
+def _fail(*parts):
+    """A call raising ValueError: text parts alternate with integer expressions.
 
-
-def _message(*parts):
-    """Source of a string expression: plain str parts are text, `_E` parts are code."""
-    return " + ".join(f"str({p})" if isinstance(p, _E) else repr(p) for p in parts)
+    ``_fail("a", "n", "b")`` raises ``"a" + str(n) + "b"``; the formatting
+    happens in a cached helper (see scan_runtime), not in the kernel.
+    """
+    texts, exprs = parts[0::2], parts[1::2]
+    args = []
+    for k, e in enumerate(exprs):
+        args += [repr(texts[k]), e]
+    args.append(repr(texts[-1]))
+    return f"fail{len(exprs)}({', '.join(args)})"
 
 
 def _emit_write(w, op, depth, buf, row, o):
-    if op.inner_outputs[o].type.ndim:
-        msg = _message(f"{op.info.label}: at step ", _E("t"),
-                       f", {op.label_of_output(o)} has shape ", _E(f"out[{o}].shape"),
-                       ", but the rows it is stored in have shape ", _E(f"{buf}.shape[1:]"),
-                       "; the step function must return the same shape at every step")
-        w(depth, f"if out[{o}].shape != {buf}.shape[1:]:")
-        w(depth + 1, f"raise ValueError({msg})")
-    w(depth, f"{buf}[{row}] = out[{o}]")
+    if not op.inner_outputs[o].type.ndim:
+        w(depth, f"{buf}[{row}] = out[{o}]")
+        return
+    w(depth, f"if out[{o}].shape != {buf}.shape[1:]:")
+    w(depth + 1, f"fail_row_shape({op.info.label + ': at step '!r}, t, "
+                 f"{', ' + op.label_of_output(o) + ' has shape '!r}, out[{o}].shape, "
+                 f"{', but the rows it is stored in have shape '!r}, {buf}.shape[1:], "
+                 f"{'; the step function must return the same shape at every step'!r})")
+    w(depth, f"copy_into({buf}[{row}], out[{o}])")
 
 
 def _emit_loop(w, op, step_fn):
