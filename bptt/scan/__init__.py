@@ -5,3 +5,4 @@ from .info import ScanInfo as ScanInfo
 from .op import Scan as Scan
 from .utils import ScanUpdates as ScanUpdates, until as until
 from .views import foldl as foldl, foldr as foldr, map as map, reduce as reduce
+from .profiling import ScanProfile as ScanProfile, profiles as profiles

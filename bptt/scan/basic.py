@@ -100,8 +100,11 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
         steps the gradient goes through.
     go_backwards : bool
         Consume the sequences from their end; outputs are in processing order.
-    mode, profile, allow_gc
+    mode, allow_gc
         Accepted for compatibility; the compiled function's mode runs the loop.
+    profile : bool or str
+        Count calls, steps and loop time of this scan (named by `name`, or by
+        the string given); read them with ``bptt.scan.profiles(f)``.
     name : str, optional
         Names the loop in errors, printing and profiles.
     strict : bool
@@ -132,7 +135,7 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
         outs, updates = _one_step(fn, seqs, specs, non_seqs, steps, label)
     else:
         outs, updates = _loop(fn, seqs, specs, non_seqs, steps, label, strict,
-                              name, truncate_gradient)
+                              name, truncate_gradient, profile)
     if return_list:
         return outs, updates
     if len(outs) == 1:
@@ -485,7 +488,8 @@ def _row_placeholder(var, name):
 
 
 # -- the loop -------------------------------------------------------------------------------
-def _loop(fn, seqs, specs, non_seqs, steps, label, strict, name, truncate_gradient):
+def _loop(fn, seqs, specs, non_seqs, steps, label, strict, name, truncate_gradient,
+          profile=False):
     args, seq_in = _sequence_placeholders(seqs)
     state_in = _state_placeholders(specs or [])
     for spec in specs or []:
@@ -504,7 +508,7 @@ def _loop(fn, seqs, specs, non_seqs, steps, label, strict, name, truncate_gradie
     passed = {v: p for v, p in zip(non_seqs, ns_in) if not is_shared(v)}
     closure = _close(outputs, updates, cond, fixed, passed, set(non_seqs), strict, label)
     return _build(seqs, specs, seq_in, state_in, non_seqs, ns_in, closure, steps,
-                  name, truncate_gradient)
+                  name, truncate_gradient, profile)
 
 
 def _sequence_placeholders(seqs):
@@ -614,7 +618,7 @@ def _check_strict(boundary, given, strict, label):
 
 # -- 5. the node ------------------------------------------------------------------------------
 def _build(seqs, specs, seq_in, state_in, non_seqs, ns_in, closure, steps, name,
-           truncate_gradient):
+           truncate_gradient, profile=False):
     from ..tensor.math import minimum
     from ..tensor.shape import shape_i, shape_padleft
 
@@ -655,7 +659,8 @@ def _build(seqs, specs, seq_in, state_in, non_seqs, ns_in, closure, steps, name,
     outer_inputs = ([n] + outer_seqs + [s.init for s in mit] + [shape_padleft(s.init) for s in sit]
                     + [sv for sv, _, _ in closure.shared] + [n] * len(nit)
                     + [v for v, _ in non_seq_pairs])
-    op = Scan(inner_inputs, inner_outputs, info, seq_origins=origins, output_labels=labels)
+    op = Scan(inner_inputs, inner_outputs, info, seq_origins=origins, output_labels=labels,
+              profile=profile)
     node = op.make_node(*outer_inputs)
     return _results(node, info, specs, mit, sit, nit, closure)
 

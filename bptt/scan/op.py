@@ -14,6 +14,8 @@ condition is true, trimming the outputs to the executed steps.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..graph.basic import Apply, Variable
@@ -23,6 +25,7 @@ from ..graph.replace import clone_get_equiv
 from ..graph.traversal import ancestors, graph_inputs
 from .grad import scan_grad
 from .info import ScanInfo
+from .profiling import ScanProfile
 from .rop import scan_rop
 from .utils import as_shape_var, check_closed, graph_signature, infer_shapes
 
@@ -48,7 +51,8 @@ class Scan(Op):
     __props__ = ("info", "signature")
     accepts_disconnected_output_grads = True
 
-    def __init__(self, inner_inputs, inner_outputs, info, seq_origins=None, output_labels=None):
+    def __init__(self, inner_inputs, inner_outputs, info, seq_origins=None, output_labels=None,
+                 profile=None):
         if not isinstance(info, ScanInfo):
             raise TypeError(f"Scan: info must be a ScanInfo, got {type(info).__name__}")
         equiv = clone_get_equiv(list(inner_inputs), list(inner_outputs))
@@ -61,6 +65,8 @@ class Scan(Op):
         self.output_labels = tuple(output_labels) if output_labels else None
         self._hash = None
         self._program = None
+        # Statistics are not part of the op's identity (see bptt/scan/profiling.py).
+        self.profile = _make_profile(profile, info)
 
     # -- identity -------------------------------------------------------------
     def __hash__(self):
@@ -182,7 +188,10 @@ class Scan(Op):
         lengths = [min(int(inputs[i]), n) for i in info.outer_in_nit_sot]
         nits = [None] * info.n_nit_sot
         shared = [inputs[i] for i in info.outer_in_shared]
+        start = time.perf_counter()
         executed = self._loop(inputs, n, bufs, nits, lengths, shared)
+        if self.profile is not None:
+            self.profile.record(executed, time.perf_counter() - start)
         outs = []
         for b, buf in zip(info.buffers, bufs):
             outs.append(buf if b.kind == "mit_mot" else buf[: b.extent + executed])
@@ -457,6 +466,12 @@ class Scan(Op):
 
 
 # -- helpers -------------------------------------------------------------------------
+def _make_profile(profile, info):
+    if isinstance(profile, ScanProfile) or not profile:
+        return profile or None
+    return ScanProfile(profile if isinstance(profile, str) else (info.name or "scan"))
+
+
 def _int_scalar(v, what):
     from ..tensor.basic import cast
 

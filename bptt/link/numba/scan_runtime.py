@@ -5,9 +5,20 @@ instead of compiling string formatting and array copies itself: numba
 compiles ``raise ValueError("..." + str(n))`` and array-to-array setitem in
 about a second each, in every function that contains them.
 """
+import warnings
+
+from numba.core.errors import NumbaWarning
+
+from ...scan.profiling import clock as scan_profile_clock
+from ...scan.profiling import record as scan_profile_record
 from .runtime import jit
 
-__all__ = ["copy_into", "fail1", "fail2", "fail3", "fail_row_shape"]
+# Profiled loops read the clock in object mode; the nogil note numba prints then is noise.
+warnings.filterwarnings("ignore", message="Code running in object mode won't allow parallel",
+                        category=NumbaWarning)
+
+__all__ = ["copy_into", "fail1", "fail2", "fail3", "fail_row_shape", "scan_profile_clock",
+           "scan_profile_record"]
 
 
 @jit

@@ -166,6 +166,19 @@ def _emit_loop(w, op, step_fn):
         w(1, "executed = n")
 
 
+def _emit_profile_start(w, op):
+    if op.profile is not None:
+        # Object mode only when asked for: such code is not cached on disk.
+        w(1, "with numba.objmode(t_start='float64'):")
+        w(2, "t_start = scan_profile_clock()")
+
+
+def _emit_profile_stop(w, op):
+    if op.profile is not None:
+        w(1, "with numba.objmode():")
+        w(2, f"scan_profile_record({op.profile.key}, executed, t_start)")
+
+
 def _emit_zero_step_rows(w, op, ctx):
     """Row shapes of nit_sots whose shape is only known after a step, for n == 0."""
     info = op.info
@@ -220,7 +233,9 @@ def _scan(op, node, ctx):
     w(0, "def {name}(" + ", ".join(_params(op.info)) + "):")
     _emit_checks(w, op)
     _emit_alloc(w, op, node)
+    _emit_profile_start(w, op)
     _emit_loop(w, op, step_fn)
+    _emit_profile_stop(w, op)
     _emit_zero_step_rows(w, op, ctx)
     _emit_results(w, op)
     return Kernel("\n".join(w.lines) + "\n", "scan")
