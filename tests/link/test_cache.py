@@ -147,3 +147,18 @@ def test_data_files_are_named_by_key_so_racing_writers_cannot_mix_them(tmp_path)
     assert a.load(("sig B",)) in (None, "code for B")  # a lost update is a miss, never wrong
     b.save(("sig B",), "code for B")
     assert b.load(("sig B",)) == "code for B" and b.load(("sig A",)) == "code for A"
+
+
+def test_an_unwritable_cache_dir_warns_and_still_compiles(tmp_path, monkeypatch):
+    import pytest
+
+    import bptt.tensor as T
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setattr(bptt.config, "cache_dir", str(blocker / "cache"))
+    x = T.vector("x")
+    with pytest.warns(RuntimeWarning, match="cannot write to the cache directory"):
+        f = bptt.function([x], x * 13.25, mode="NUMBA")
+    np.testing.assert_array_equal(f(np.ones(2)), [13.25, 13.25])
+    assert type(f._fn.numba_function._cache).__name__ == "NullCache"

@@ -21,6 +21,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 
 import numba
 import numpy as np
@@ -79,9 +80,21 @@ def load_module(source):
 def _module_folder():
     if disk_cache_enabled():
         folder = os.path.join(config.cache_dir, "modules")
-        os.makedirs(folder, exist_ok=True)
-        return folder
+        try:
+            os.makedirs(folder, exist_ok=True)
+            if os.access(folder, os.W_OK):
+                return folder
+        except OSError:
+            pass
+        _warn_unwritable(config.cache_dir)
     return _private_folder()
+
+
+@functools.lru_cache(maxsize=None)
+def _warn_unwritable(folder):
+    warnings.warn(f"bptt: cannot write to the cache directory {folder!r}; compiled code "
+                  "will not be cached on disk (set BPTT_CACHE_DIR to a writable directory, "
+                  "or to '' to silence this)", RuntimeWarning, stacklevel=4)
 
 
 @functools.lru_cache(maxsize=None)

@@ -90,10 +90,17 @@ class DiskCache(FunctionCache):
 
 
 def jit(fn):
-    """``numba.njit`` with bptt's options, disk-cached when a cache dir is set."""
+    """``numba.njit`` with bptt's options, disk-cached when a cache dir is set.
+
+    A cache dir that cannot be written to disables the disk cache for `fn`
+    (it is still compiled, in every process).
+    """
     dispatcher = numba.njit(**OPTIONS)(fn)
     if config.cache_dir:
-        dispatcher._cache = DiskCache(fn)
+        try:
+            dispatcher._cache = DiskCache(fn)
+        except RuntimeError:  # numba found no writable place for the cache files
+            pass
     return dispatcher
 
 
