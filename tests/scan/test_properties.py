@@ -63,7 +63,7 @@ def _build(cfg):
     return ins, outs
 
 
-@settings(max_examples=20)
+@settings(max_examples=12)   # each example compiles a new loop structure
 @given(cfg=configs(), data=st.data())
 def test_random_configurations_match_reference(mode, cfg, data):
     ins, outs = _build(cfg)
@@ -94,7 +94,7 @@ def test_random_configurations_match_reference(mode, cfg, data):
             np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
 
 
-@settings(max_examples=15)
+@settings(max_examples=8)
 @given(in_taps=st.lists(st.integers(-2, 2), min_size=1, max_size=3, unique=True),
        out_taps=st.lists(st.integers(-2, 2), min_size=1, max_size=2, unique=True),
        data=st.data())
