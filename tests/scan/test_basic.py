@@ -34,7 +34,7 @@ def test_sequences_of_different_lengths_use_the_shortest(mode):
 
 
 @pytest.mark.parametrize("go_backwards", [False, True])
-@pytest.mark.parametrize("n", [0, 2, -2, 3, -3])
+@pytest.mark.parametrize("n", [0, 2, -3])
 def test_static_n_steps_and_direction(mode, n, go_backwards):
     u = T.dvector("u")
     out, _ = bptt.scan(lambda x, acc: acc * 2 + x, sequences=u, outputs_info=T.constant(0.0),
