@@ -18,10 +18,11 @@ numba reproduces bit for bit (``random``, ``standard_normal``, ``binomial``,
 * normal: ``avg + std * standard_normal()``, in float64, then cast;
 * binomial: ``binomial(n, p)`` element by element, C order;
 * integers: ``integers(low, high)`` (high exclusive);
+* permutation: a Fisher-Yates shuffle of ``range(n)`` (swap entry i with
+  entry ``integers(0, i + 1)``, i from n - 1 down to 1), per row;
 * choice: with replacement, ``integers(0, len(a))``, or with `p` the
   inverse CDF ``searchsorted(cumsum(p) / sum(p), random(), 'right')``;
-  without replacement, the first entries of ``permutation(len(a))``;
-* permutation: ``permutation(n)`` per row.
+  without replacement, the first entries of a permutation.
 
 Draw ops are marked ``stateful = True``: rewrites must neither constant-fold
 nor merge them (two equal draws are two different samples).
@@ -94,6 +95,15 @@ def copy_generator(rng):
     return np.random.Generator(bit_gen)
 
 
+def shuffled_range(rng, m):
+    """``range(m)`` shuffled by Fisher-Yates with scalar ``integers`` draws."""
+    out = np.arange(m)
+    for i in range(m - 1, 0, -1):
+        j = rng.integers(0, i + 1)
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
 # -- draw ops -----------------------------------------------------------------
 
 def _size_vector(size):
@@ -158,11 +168,16 @@ class RandomVariable(Op):
         """Static sizes of the dimensions after the `size` ones (permutation has one)."""
         return ()
 
+    def sample_shape(self, size, params):
+        """The run-time shape of the `size` dimensions."""
+        if len(size):
+            return tuple(int(s) for s in size)
+        return np.broadcast_shapes(*(np.shape(p) for p in params))
+
     def perform(self, node, inputs, output_storage):
         rng, size, *params = inputs
         rng = copy_generator(rng)
-        shape = tuple(int(s) for s in size) if len(size) else \
-            np.broadcast_shapes(*(np.shape(p) for p in params))
+        shape = self.sample_shape(size, params)
         output_storage[0][0] = rng
         output_storage[1][0] = np.asarray(self.draw(rng, shape, *params), dtype=self.dtype)
 
@@ -258,16 +273,11 @@ class PermutationRV(RandomVariable):
     def extra_shape(self, params):
         return (None,)
 
-    def perform(self, node, inputs, output_storage):
-        rng, size, n = inputs
-        rng = copy_generator(rng)
+    def draw(self, rng, shape, n):
         if n < 0:
             raise ValueError(f"permutation: n must be >= 0, got {n}")
-        shape = tuple(int(s) for s in size)
-        rows = [rng.permutation(int(n)) for _ in range(int(np.prod(shape)))]
-        out = np.array(rows, dtype=self.dtype).reshape(shape + (int(n),))
-        output_storage[0][0] = rng
-        output_storage[1][0] = out
+        rows = [shuffled_range(rng, int(n)) for _ in range(int(np.prod(shape)))]
+        return np.array(rows, dtype="int64").reshape(shape + (int(n),))
 
     def infer_shape(self, fgraph, node, input_shapes):
         from .subtensor import getitem
@@ -301,12 +311,8 @@ class ChoiceRV(RandomVariable):
         shape = _static_entries(size, size.type.shape[0])
         return Apply(self, [rng, size, *ins], [RandomGeneratorType()(), TensorType(self.dtype, shape)()])
 
-    def perform(self, node, inputs, output_storage):
-        rng, size, a, *p = inputs
-        rng = copy_generator(rng)
-        shape = tuple(int(s) for s in size)
-        output_storage[0][0] = rng
-        output_storage[1][0] = np.asarray(self.draw(rng, shape, a, *p), dtype=self.dtype)
+    def sample_shape(self, size, params):
+        return tuple(int(s) for s in size)
 
     def draw(self, rng, shape, a, p=None):
         m = int(a) if np.ndim(a) == 0 else len(a)
@@ -326,7 +332,7 @@ class ChoiceRV(RandomVariable):
             if total > m:
                 raise ValueError(f"choice: cannot take {total} samples without replacement "
                                  f"from {m} values")
-            idx = rng.permutation(m)[:total]
+            idx = shuffled_range(rng, m)[:total]
         return (idx if np.ndim(a) == 0 else a[idx]).reshape(shape)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -423,4 +429,4 @@ class RandomStreams:
 
 __all__ = ["RandomStreams", "RandomGeneratorType", "RandomGeneratorSharedVariable",
            "RandomVariable", "UniformRV", "NormalRV", "BinomialRV", "IntegersRV",
-           "ChoiceRV", "PermutationRV", "copy_generator"]
+           "ChoiceRV", "PermutationRV", "copy_generator", "shuffled_range"]
