@@ -85,7 +85,11 @@ def _node_tangents(node, evs):
         raise NotImplementedError(f"Rop: {op} (computing {node.outputs[0].describe()}) has no "
                                   "R_op rule, so forward mode cannot pass through it; use Lop "
                                   "or jacobian instead")
-    outs = op.R_op(list(node.inputs), list(evs))
+    try:
+        outs = op.R_op(list(node.inputs), list(evs))
+    except NotImplementedError as exc:
+        exc.add_note(f"Rop: while computing the tangent of {node.outputs[0].describe()}")
+        raise
     if len(outs) != len(node.outputs):
         raise ValueError(f"{op}.R_op returned {len(outs)} tangents for "
                          f"{len(node.outputs)} outputs")
