@@ -360,10 +360,25 @@ class RandomStreams:
     so the same seed and the same sequence of draws give the same numbers in
     every process and mode.
 
+    Every drawing method takes `size` (a tuple of ints or scalar variables,
+    or an int vector such as ``x.shape``; ``()`` means the broadcast shape of
+    the parameters), the distribution's parameters (numbers or tensors that
+    broadcast to `size`), `dtype`, and keyword-only `ndim` (checked against
+    the sample's number of dimensions, as Theano allowed). Each returns the
+    sample; its generator's ``default_update`` advances the stream whenever a
+    compiled function draws. Sampling has no gradient.
+
     Parameters
     ----------
     seed : int or None
         None seeds from the operating system's entropy.
+
+    Examples
+    --------
+    >>> import bptt, bptt.tensor as T
+    >>> srng = bptt.RandomStreams(1234)
+    >>> p = T.dvector("p")
+    >>> h = srng.binomial(size=p.shape, n=1, p=p, dtype="float64")
     """
 
     def __init__(self, seed=None):
@@ -392,37 +407,38 @@ class RandomStreams:
         self.state_updates.append((rng, new_rng))
         return sample
 
-    def uniform(self, size=(), low=0.0, high=1.0, ndim=None, dtype=None):
+    def uniform(self, size=(), low=0.0, high=1.0, dtype=None, *, ndim=None):
         """Uniform on [low, high)."""
         low, high = as_tensor_variable(low), as_tensor_variable(high)
         return self.gen(UniformRV(_float_dtype(dtype, low, high)), size, low, high, ndim=ndim)
 
-    def normal(self, size=(), avg=0.0, std=1.0, ndim=None, dtype=None):
+    def normal(self, size=(), avg=0.0, std=1.0, dtype=None, *, ndim=None):
         """Normal with mean `avg` and standard deviation `std`."""
         avg, std = as_tensor_variable(avg), as_tensor_variable(std)
         return self.gen(NormalRV(_float_dtype(dtype, avg, std)), size, avg, std, ndim=ndim)
 
-    def binomial(self, size=(), n=1, p=0.5, ndim=None, dtype="int64", prob=None):
+    def binomial(self, size=(), n=1, p=0.5, dtype="int64", *, ndim=None, prob=None):
         """Number of successes in `n` trials of probability `p` (`prob` is Theano's old name)."""
         p = p if prob is None else prob
         return self.gen(BinomialRV(dtype), size, n, p, ndim=ndim)
 
-    def integers(self, size=(), low=0, high=2, ndim=None, dtype="int64"):
+    def integers(self, size=(), low=0, high=2, dtype="int64", *, ndim=None):
         """Integers uniform in [low, high)."""
         return self.gen(IntegersRV(dtype), size, low, high, ndim=ndim)
 
-    def random_integers(self, size=(), low=0, high=1, ndim=None, dtype="int64"):
+    def random_integers(self, size=(), low=0, high=1, dtype="int64", *, ndim=None):
         """Integers uniform in [low, high], both ends included (Theano's function)."""
         return self.gen(IntegersRV(dtype), size, low, as_tensor_variable(high) + 1, ndim=ndim)
 
-    def choice(self, size=(), a=2, replace=True, p=None, ndim=None, dtype="int64"):
-        """Samples from `a` (a vector) or from ``range(a)`` (an integer)."""
+    def choice(self, size=(), a=2, replace=True, p=None, dtype="int64", *, ndim=None):
+        """Samples from `a` (a vector, whose dtype the sample keeps) or from ``range(a)``
+        (an integer), with probabilities `p` (a vector; only with replacement)."""
         a = as_tensor_variable(a)
         op = ChoiceRV(a.dtype if a.ndim else dtype, replace, p is not None)
         params = (a,) if p is None else (a, p)
         return self.gen(op, size, *params, ndim=ndim)
 
-    def permutation(self, size=(), n=1, ndim=None, dtype="int64"):
+    def permutation(self, size=(), n=1, dtype="int64", *, ndim=None):
         """Permutations of ``range(n)``: shape ``size + (n,)``."""
         return self.gen(PermutationRV(dtype), size, n, ndim=ndim)
 
