@@ -69,6 +69,7 @@ def scan_grad(op, inputs, outputs, output_grads):
     _cheap_shape_references(bw)
     _feed_forward_values(bw)
     _state_mit_mots(bw, output_grads, active)
+    _nit_sot_cotangents(bw, output_grads)
     _sequence_nit_sots(bw)
     _non_sequence_sit_sots(bw)
     _remove_unused_inputs(bw.args)
@@ -522,6 +523,8 @@ def _record_values(bw, missing):
     The augmented scan repeats the forward computation (random draws included:
     it starts from the same shared states), so it is used only when needed.
     """
+    from ..tensor.basic import tensor_copy
+
     node, w, step = bw.node, bw.window, bw.step
     op = node.op
     forward = set(ancestors(step.outputs)) | set(step.inputs)
@@ -544,6 +547,8 @@ def _record_values(bw, missing):
     args = _scan_args_class().from_node(node)
     on_original = _substitute(frontier, dict(zip(step.inputs, op.inner_inputs)))
     for v in on_original:
+        # A copy: a row view of a state would change when the step writes that row.
+        v = tensor_copy(v)
         args.outer_in_nit_sot.append(node.inputs[0])
         args.inner_out_nit_sot.append(v)
         args.outer_out_nit_sot.append(None)
@@ -651,6 +656,32 @@ def _sequence_nit_sots(bw):
         a.outer_out_nit_sot.append(None)
         a.labels[c] = f"the gradient of sequence {k} of {info.label}"
         bw.outputs[("seq", k)] = len(a.outer_in_nit_sot) - 1
+
+
+def _nit_sot_cotangents(bw, output_grads):
+    """Each nit_sot cotangent becomes a backward sequence.
+
+    ::
+
+        forward nit_sot y (keeps its last min(len, E) rows)  ->  cotangent g_y
+        backward sequence  pad(g_y)[start:E][::-1]       (pad: zero rows in front
+                                                          up to E when len < E)
+    """
+    from ..tensor.basic import alloc, concatenate
+    from ..tensor.shape import shape_tuple
+
+    node, w = bw.node, bw.window
+    info = node.op.info
+    for k, o in enumerate(info.inner_out_nit_sot):
+        g = bw.step.cotangent.get(o)
+        if g is None:
+            continue
+        G = output_grads[info.outer_out_nit_sot[k]]
+        if node.inputs[info.outer_in_nit_sot[k]] is not node.inputs[0]:
+            size = shape_tuple(G)
+            pad = alloc(np.asarray(0, dtype=G.dtype), w.executed - size[0], *size[1:])
+            G = concatenate([pad, G])
+        bw.add_sequence(g, _rows(G, w.start, w.executed))
 
 
 def _non_sequence_sit_sots(bw):
