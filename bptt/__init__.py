@@ -9,7 +9,8 @@ from .config import config as config
 from .errors import (DisconnectedInputError as DisconnectedInputError,
                      GradientError as GradientError, MissingInputError as MissingInputError,
                      NullTypeGradError as NullTypeGradError, UnusedInputError as UnusedInputError)
-from .grad import Lop as Lop, Rop as Rop, grad as grad, verify_grad as verify_grad
+from .grad import (Lop as Lop, Rop as Rop, grad as grad, hessian as hessian,
+                   jacobian as jacobian, verify_grad as verify_grad)
 from .scan import (foldl as foldl, foldr as foldr, map as map, reduce as reduce,  # noqa: A004
                    scan as scan, until as until)
 from .tensor import dot as dot

@@ -7,9 +7,4 @@ from .grad.check import verify_grad as verify_grad
 from .grad.forward import Rop as Rop
 from .grad.reverse import Lop as Lop, grad as grad
 from .grad.types import disconnected_grad as disconnected_grad, undefined_grad as undefined_grad
-
-try:
-    from .grad.jacobian import hessian as hessian, jacobian as jacobian
-except ModuleNotFoundError as _exc:  # jacobian.py is not written yet
-    if _exc.name != "bptt.grad.jacobian":
-        raise
+from .grad.jacobian import hessian as hessian, jacobian as jacobian

@@ -1,0 +1,388 @@
+"""What the gradient of a scan means at the edges: truncation, until, direction, inputs
+of every kind (shared, captured, random), disconnected and undefined gradients, mit_mot
+buffers, nesting and second order.
+
+References: the unrolled oracle (`unrolled.py`), finite differences
+(`bptt.verify_grad`) and values worked out by hand (the truncate_gradient example
+of docs/scan-gradient.md).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bptt
+import bptt.tensor as T
+from bptt.scan import Scan, ScanInfo
+
+from .unrolled import unroll
+
+
+def _info(**kw):
+    base = dict(n_seqs=0, mit_mot_in_slices=(), mit_mot_out_slices=(), mit_sot_in_slices=(),
+                n_sit_sot=0, n_nit_sot=0, n_shared_outs=0, n_non_seqs=0)
+    base.update(kw)
+    return ScanInfo(**base)
+
+
+# -- truncate_gradient: the worked example of docs/scan-gradient.md ------------------------------
+@functools.lru_cache(maxsize=None)
+def linear_recurrence(mode, truncate):
+    x, h0, w = T.dvector("x"), T.dscalar("h0"), T.dscalar("w")
+    hs, _ = bptt.scan(lambda x_t, h, w: w * h + x_t, sequences=x, outputs_info=h0,
+                      non_sequences=w, truncate_gradient=truncate)
+    return bptt.function([x, h0, w], [hs] + bptt.grad(hs.sum(), [x, h0, w]), mode=mode)
+
+
+@pytest.mark.parametrize("truncate, g_x, g_h0, g_w", [
+    (-1, [1.875, 1.75, 1.5, 1.0], 0.9375, 13.0),
+    (4, [1.875, 1.75, 1.5, 1.0], 0.9375, 13.0),
+    (3, [0.0, 1.75, 1.5, 1.0], 0.0, 11.125),
+    (2, [0.0, 0.0, 1.5, 1.0], 0.0, 8.5),
+    (1, [0.0, 0.0, 0.0, 1.0], 0.0, 4.375),
+])
+def test_truncate_gradient_worked_example(mode, truncate, g_x, g_h0, g_w):
+    """h_t = w h_{t-1} + x_t, cost = sum of h; see docs/scan-gradient.md for the arithmetic."""
+    hs, gx, gh0, gw = linear_recurrence(mode, truncate)([1.0, 2.0, 3.0, 4.0], 1.0, 0.5)
+    np.testing.assert_array_equal(hs, [1.5, 2.75, 4.375, 6.1875])
+    np.testing.assert_array_equal(gx, g_x)
+    assert gh0 == g_h0 and gw == g_w
+
+
+def test_truncation_gives_initial_rows_a_gradient_only_when_read_in_the_window(mode):
+    """taps (-3, -1), 4 steps, truncate 2: the window (steps 2, 3) reads rows 2..5 of the
+    buffer, so of the initial rows 0..2 only row 2 (h[-1]) gets a gradient."""
+    h0 = T.dmatrix("h0")
+    hs, _ = bptt.scan(lambda a, b: 0.5 * a + 2.0 * b, outputs_info=dict(initial=h0, taps=[-3, -1]),
+                      n_steps=4, truncate_gradient=2)
+    g = bptt.function([h0], bptt.grad(hs.sum(), h0), mode=mode)(np.ones((3, 1)))
+    # step 3 reads rows 3 (=out[0], outside) and 5; step 2 reads rows 2 (h[-1]) and 4
+    assert g[0, 0] == 0.0 and g[1, 0] == 0.0 and g[2, 0] != 0.0
+
+
+# -- until: exactly the executed steps ----------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def until_function(mode):
+    x, h0, w = T.dmatrix("x"), T.dmatrix("h0"), T.dvector("w")
+
+    def step(x_t, h2, h1, w):
+        h = T.tanh(w * h1 + 0.5 * h2 + x_t)
+        return h, bptt.until(h.sum() > 1.0)
+
+    hs, _ = bptt.scan(step, sequences=x, outputs_info=dict(initial=h0, taps=[-2, -1]),
+                      non_sequences=w)
+    return [x, h0, w], hs
+
+
+@settings(max_examples=10)
+@given(seed=st.integers(0, 2**16), steps=st.integers(1, 6))
+def test_until_gradient_runs_over_executed_steps_only(mode, seed, steps):
+    """Sequence gradients land on the rows the executed steps read (PyTensor shifts them by
+    the number of initial rows); rows past the last executed step get exactly zero."""
+    rng = np.random.default_rng(seed)
+    xv, h0v, wv = rng.normal(size=(steps + 2, 2)), rng.normal(size=(3, 2)), rng.normal(size=2)
+    ins, hs = until_function(mode)
+    v = T.dmatrix("v")
+    f = bptt.function(ins + [v], [hs] + bptt.grad((hs * v).sum(), ins), mode=mode)
+    hist, executed = list(h0v[:2]), len(xv)
+    for t in range(len(xv)):                      # the loop in NumPy, for the executed steps
+        hist.append(np.tanh(wv * hist[-1] + 0.5 * hist[-2] + xv[t]))
+        if hist[-1].sum() > 1.0:
+            executed = t + 1
+            break
+    vv = rng.normal(size=(executed, 2))
+    got = f(xv, h0v, wv, vv)
+    x, h0, w = T.dmatrix("x"), T.dmatrix("h0"), T.dvector("w")
+    outs, _ = unroll(lambda x_t, h2, h1, w: [T.tanh(w * h1 + 0.5 * h2 + x_t)], [(x, (0,))],
+                     [(h0, (-2, -1))], [w], n_steps=executed)
+    ref = bptt.function([x, h0, w, v], bptt.grad((outs[0] * v).sum(), [x, h0, w]), mode="PY")
+    for g, r in zip(got[1:], ref(xv, h0v, wv, vv)):
+        np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
+    assert np.all(got[1][executed:] == 0)
+
+
+# -- direction ----------------------------------------------------------------------------------
+def test_go_backwards_and_negative_n_steps_land_in_input_order(mode):
+    """Running backwards over x is running forwards over x[::-1]: gradients mirror."""
+    x, h0 = T.dmatrix("x"), T.dvector("h0")
+    step = lambda x_t, h: T.tanh(0.8 * h + x_t ** 2)   # noqa: E731
+    back, _ = bptt.scan(step, sequences=x, outputs_info=h0, go_backwards=True)
+    neg, _ = bptt.scan(step, sequences=x, outputs_info=h0, n_steps=-3)
+    fwd, _ = bptt.scan(step, sequences=x[::-1], outputs_info=h0)
+    v = T.dmatrix("v")
+    costs = [(back * v).sum(), (neg * v).sum(), (fwd * v).sum()]
+    grads = [bptt.grad(c, x) for c in costs]
+    f = bptt.function([x, h0, v], grads, mode=mode)
+    rng = np.random.default_rng(0)
+    g_back, g_neg, g_fwd = f(rng.normal(size=(3, 2)), rng.normal(size=2), rng.normal(size=(3, 2)))
+    np.testing.assert_allclose(g_back, g_fwd, rtol=1e-12)
+    np.testing.assert_allclose(g_neg, g_fwd, rtol=1e-12)
+    assert not np.allclose(g_back, g_back[::-1])
+
+
+# -- inputs of every kind -------------------------------------------------------------------------
+def test_shared_and_captured_variables_get_gradients(mode):
+    """W shared (found by scan), V shared and passed, b computed outside from x (captured)."""
+    rng = np.random.default_rng(1)
+    W = bptt.shared(rng.normal(size=(2, 2)) * 0.5, name="W")
+    V = bptt.shared(rng.normal(size=2), name="V")
+    x = T.dmatrix("x")
+    b = T.tanh(x.mean(axis=0))
+
+    def step(x_t, h, V):
+        return T.tanh(T.dot(h, W) + x_t * V + b)
+
+    hs, _ = bptt.scan(step, sequences=x, outputs_info=T.zeros((2,)), non_sequences=V)
+    cost = (hs ** 2).sum()
+    gx, gW, gV = bptt.grad(cost, [x, W, V])
+    f = bptt.function([x], [cost, gx, gW, gV], mode=mode)
+    xv = rng.normal(size=(4, 2))
+    _, gxv, gWv, gVv = f(xv)
+
+    def numeric(set_value, value):
+        out = np.zeros_like(value)
+        for idx in np.ndindex(value.shape):
+            for sign in (1, -1):
+                v = value.copy()
+                v[idx] += sign * 1e-6
+                out[idx] += sign * set_value(v) / 2e-6
+        return out
+
+    def cost_with(W_=None, V_=None, x_=None):
+        old = W.get_value(), V.get_value()
+        W.set_value(W_ if W_ is not None else old[0])
+        V.set_value(V_ if V_ is not None else old[1])
+        try:
+            return f(x_ if x_ is not None else xv)[0]
+        finally:
+            W.set_value(old[0])
+            V.set_value(old[1])
+
+    np.testing.assert_allclose(gWv, numeric(lambda v: cost_with(W_=v), W.get_value()), rtol=1e-6)
+    np.testing.assert_allclose(gVv, numeric(lambda v: cost_with(V_=v), V.get_value()), rtol=1e-6)
+    np.testing.assert_allclose(gxv, numeric(lambda v: cost_with(x_=v), xv), rtol=1e-6)
+
+
+def test_random_draws_inside_the_step_are_recorded_not_redrawn(mode):
+    """h_t = tanh(w h_{t-1} noise_t + x_t): the gradient needs each step's noise; without the
+    updates the function draws the same noise at every call, so finite differences apply."""
+    srng = bptt.RandomStreams(3)
+
+    def fun(x, w):
+        def step(x_t, h, w):
+            return T.tanh(w * h * srng.normal(size=h.shape) + x_t)
+
+        hs, _ = bptt.scan(step, sequences=x, outputs_info=T.ones((2,)), non_sequences=w)
+        return hs
+
+    rng = np.random.default_rng(2)
+    bptt.verify_grad(fun, [rng.normal(size=(4, 2)), rng.normal(size=2)], mode=mode,
+                     rng=np.random.default_rng(0))
+
+
+def test_nit_sot_keeping_fewer_rows_than_steps(mode):
+    """A nit_sot of length 2 keeps the last 2 of 4 rows: earlier rows have no cotangent."""
+    x_t, w = T.dvector("x_t"), T.dvector("w")
+    op = Scan([x_t, w], [T.tanh(x_t * w)], _info(n_seqs=1, n_nit_sot=1, n_non_seqs=1))
+
+    def fun(x, w):
+        return op(T.constant(np.int64(4)), x, T.constant(np.int64(2)), w)
+
+    rng = np.random.default_rng(4)
+    bptt.verify_grad(fun, [rng.normal(size=(5, 3)), rng.normal(size=3)], mode=mode)
+    x, wv = T.dmatrix("x"), T.dvector("wv")
+    g = bptt.function([x, wv], bptt.grad(fun(x, wv).sum(), x), mode=mode)(
+        rng.normal(size=(5, 3)), rng.normal(size=3))
+    assert np.all(g[:2] == 0) and np.all(g[4] == 0) and np.all(g[2:4] != 0)
+
+
+# -- disconnected and undefined ---------------------------------------------------------------------
+def two_loops():
+    x, a, b = T.dvector("x"), T.dscalar("a"), T.dscalar("b")
+    (ha, hb), _ = bptt.scan(lambda x_t, ha, hb: [ha * 0.5 + x_t, hb * 2.0], sequences=x,
+                            outputs_info=[a, b])
+    return x, a, b, ha, hb
+
+
+def test_disconnected_inputs_raise_or_give_zeros(mode):
+    x, a, b, ha, hb = two_loops()
+    with pytest.raises(bptt.DisconnectedInputError, match="'b'"):
+        bptt.grad(ha.sum(), b)
+    gb, gx = bptt.grad(ha.sum(), [b, x], disconnected_inputs="ignore")
+    f = bptt.function([x, a, b], [gb, gx], mode=mode, on_unused_input="ignore")
+    gbv, gxv = f([1.0, 2.0, 3.0], 1.0, 1.0)
+    assert gbv == 0.0
+    np.testing.assert_allclose(gxv, [1.75, 1.5, 1.0])
+    assert bptt.grad(hb.sum(), x, disconnected_inputs="ignore", return_disconnected="None") is None
+
+
+def test_outputs_of_every_kind_carry_cotangents_some_disconnected(mode):
+    """Several outputs at once (a sit_sot through its last row, a nit_sot through a slice),
+    one output unused."""
+    x, h0 = T.dmatrix("x"), T.dvector("h0")
+
+    def step(x_t, h):
+        h_new = T.tanh(h + x_t)
+        return h_new, h_new * x_t, x_t ** 2
+
+    (hs, ys, unused), _ = bptt.scan(step, sequences=x, outputs_info=[h0, None, None])
+
+    def fun(x, h0):
+        (hs, ys, _), _ = bptt.scan(step, sequences=x, outputs_info=[h0, None, None])
+        return [hs[-1], ys[1:3]]
+
+    rng = np.random.default_rng(6)
+    bptt.verify_grad(fun, [rng.normal(size=(4, 2)), rng.normal(size=2)], mode=mode)
+
+
+def test_n_steps_is_not_differentiable(mode):
+    x, n, s = T.dvector("x"), T.lscalar("n"), T.dscalar("s")
+    hs, _ = bptt.scan(lambda x_t, h: h * x_t, sequences=x, outputs_info=T.ones(()), n_steps=n)
+    assert bptt.grad(hs.sum(), n).dtype == bptt.config.floatX   # Theano: zeros for integers
+    hs2, _ = bptt.scan(lambda h: h * 2.0, outputs_info=T.ones(()),
+                       n_steps=T.cast(s, "int64"))
+    with pytest.raises(bptt.DisconnectedInputError, match="'s'"):
+        bptt.grad(hs2.sum(), s)
+    f = bptt.function([x, n], bptt.grad(hs.sum(), n), mode=mode, on_unused_input="ignore")
+    assert f([1.0, 2.0], 2) == 0.0
+
+
+def test_gradient_through_a_state_the_loop_does_not_keep_is_undefined():
+    """A float shared variable updated at every step: its per-step values are not kept."""
+    acc = bptt.shared(np.float64(0.0), name="acc")
+    x = T.dvector("x")
+    hs, updates = bptt.scan(lambda x_t: [x_t * acc, {acc: acc + x_t}], sequences=x)
+    with pytest.raises(bptt.NullTypeGradError, match="shared variable"):
+        bptt.grad(hs.sum(), x)
+
+
+def test_gradient_through_a_sampling_parameter_is_undefined():
+    srng = bptt.RandomStreams(0)
+    x, s = T.dvector("x"), T.dscalar("s")
+    hs, _ = bptt.scan(lambda x_t, s: x_t + srng.normal(std=s), sequences=x, non_sequences=s)
+    with pytest.raises(bptt.NullTypeGradError, match="sampling"):
+        bptt.grad(hs.sum(), s)
+    assert bptt.grad(hs.sum(), x) is not None
+
+
+# -- mit_mot buffers (what gradients of scans contain) ------------------------------------------------
+def mit_mot_op(in_taps, out_taps, truncate=-1):
+    """Out-tap j: tanh(w c_j + sum_i a_ij m_i) (1 + 0.2 sin(m_j)): every row read nonlinearly."""
+    ins = [T.dvector(f"m{k:+d}") for k in in_taps]
+    w = T.dvector("w")
+    outs = []
+    for j in range(len(out_taps)):
+        acc = w * (0.3 + 0.1 * j)
+        for i, v in enumerate(ins):
+            acc = acc + v * (0.2 + 0.15 * ((i + 2 * j) % 3))
+        outs.append(T.tanh(acc) * (1 + 0.2 * T.sin(ins[j % len(ins)])))
+    info = _info(mit_mot_in_slices=(tuple(in_taps),), mit_mot_out_slices=(tuple(out_taps),),
+                 n_non_seqs=1, truncate_gradient=truncate)
+    return Scan(ins + [w], outs, info)
+
+
+TAPS = st.lists(st.integers(-2, 2), min_size=1, max_size=3, unique=True).map(tuple)
+
+#: NUMBA compiles one graph per tap pattern; these cover read-and-overwritten slots, slots
+#: written before being read, and transient reads (the value exists only between writes).
+NUMBA_TAPS = (((0, 1), (1,)), ((-1, 0, 2), (0, 1)), ((1, -1), (0, -1)))
+
+
+@settings(max_examples=20)
+@given(data=st.data())
+def test_mit_mot_gradients_match_finite_differences(mode, data):
+    """verify_grad in PY; in NUMBA, the compiled gradient must equal PY's (n_steps symbolic:
+    one compilation per tap pattern)."""
+    taps = st.sampled_from(NUMBA_TAPS) if mode == "NUMBA" else st.tuples(TAPS, TAPS)
+    in_taps, out_taps = data.draw(taps, label="taps")
+    steps = data.draw(st.integers(0, 4), label="steps")
+    lo, hi = min(in_taps + out_taps), max(in_taps + out_taps)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    pt = [rng.normal(size=(steps + hi - lo + data.draw(st.integers(0, 1)), 2)),
+          rng.normal(size=2)]
+    op = mit_mot_op(in_taps, out_taps)
+    if mode == "NUMBA":
+        n, buf, w, r = T.lscalar("n"), T.dmatrix("buf"), T.dvector("w"), T.dmatrix("r")
+        grads = bptt.grad((op(n, buf, w) * r).sum(), [buf, w])
+        r_v = rng.normal(size=pt[0].shape)
+        got = bptt.function([n, buf, w, r], grads, mode="NUMBA")(steps, *pt, r_v)
+        want = bptt.function([n, buf, w, r], grads, mode="PY")(steps, *pt, r_v)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    bptt.verify_grad(lambda buf, w: op(T.constant(np.int64(steps)), buf, w), pt, mode="PY",
+                     rng=np.random.default_rng(1))
+
+
+def unrolled_mit_mot(in_taps, out_taps, buf, w, steps, truncate):
+    """The mit_mot loop written out: rows as a Python list, steps before the window frozen."""
+    lo = min(in_taps + out_taps)
+    rows = [buf[i] for i in range(steps + max(in_taps + out_taps) - lo + 1)]
+    frozen, first_live = [], 0 if truncate == -1 else max(0, steps - truncate)
+    for t in range(steps):
+        reads = [rows[t + k - lo] for k in in_taps]
+        written = []
+        for j in range(len(out_taps)):
+            acc = w * (0.3 + 0.1 * j)
+            for i, v in enumerate(reads):
+                acc = acc + v * (0.2 + 0.15 * ((i + 2 * j) % 3))
+            written.append(T.tanh(acc) * (1 + 0.2 * T.sin(reads[j % len(reads)])))
+        if t < first_live:
+            frozen += written
+        for k, v in zip(out_taps, written):
+            rows[t + k - lo] = v
+    return T.stack(rows), frozen
+
+
+@pytest.mark.parametrize("in_taps, out_taps", [((0, 1), (1,)), ((-1, 0, 2), (0, 1)),
+                                               ((2, 0), (1, 2))])
+def test_truncated_mit_mot_matches_unrolled(in_taps, out_taps):
+    steps, truncate = 4, 2
+    lo, hi = min(in_taps + out_taps), max(in_taps + out_taps)
+    buf, w, r = T.dmatrix("buf"), T.dvector("w"), T.dmatrix("r")
+    out = mit_mot_op(in_taps, out_taps, truncate)(T.constant(np.int64(steps)), buf, w)
+    ref, frozen = unrolled_mit_mot(in_taps, out_taps, buf, w, steps, truncate)
+    got = bptt.grad((out * r).sum(), [buf, w])
+    want = bptt.grad((ref * r).sum(), [buf, w], consider_constant=frozen)
+    f = bptt.function([buf, w, r], got + want, mode="PY")
+    rng = np.random.default_rng(8)
+    bv, wv = rng.normal(size=(steps + hi - lo + 1, 2)), rng.normal(size=2)
+    gb, gw, rb, rw = f(bv, wv, rng.normal(size=bv.shape))
+    np.testing.assert_allclose(gb, rb, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gw, rw, rtol=1e-10, atol=1e-12)
+    assert np.all(gb[rb == 0] == 0)
+
+
+# -- nesting and second order ---------------------------------------------------------------------
+def test_gradient_of_nested_scans(mode):
+    """An outer loop over rows whose step runs an inner loop over the row's entries."""
+    def fun(x, w):
+        def row_step(x_row, acc, w):
+            inner, _ = bptt.scan(lambda e, s, w: T.tanh(s * w + e), sequences=x_row,
+                                 outputs_info=acc, non_sequences=w)
+            return inner[-1] * 0.9
+
+        outs, _ = bptt.scan(row_step, sequences=x, outputs_info=T.zeros(()), non_sequences=w)
+        return outs
+
+    rng = np.random.default_rng(9)
+    bptt.verify_grad(fun, [rng.normal(size=(3, 4)), np.asarray(rng.normal())], mode=mode)
+
+
+def test_second_derivative_matches_finite_differences_of_the_gradient(mode):
+    """d/dw of grad(cost, w) checked numerically: grad of a backward scan with mit_mot."""
+    def fun(x, h0, w):
+        def step(x2, x0, h2, h1, w):
+            return T.tanh(w * h1 - 0.3 * h2 + x2 * x0)
+
+        hs, _ = bptt.scan(step, sequences=dict(input=x, taps=[-2, 0]),
+                          outputs_info=dict(initial=h0, taps=[-2, -1]), non_sequences=w)
+        cost = (hs ** 2).sum() + hs[-1].sum()
+        return bptt.grad(cost, [w, h0, x])
+
+    rng = np.random.default_rng(10)
+    bptt.verify_grad(fun, [rng.normal(size=(5, 2)), rng.normal(size=(2, 2)), rng.normal(size=2)],
+                     mode=mode, rng=np.random.default_rng(3))
