@@ -252,7 +252,9 @@ def call_glue(in_types, out_types):
         lines += [f"    if not (i{k}.flags.carray and i{k}.dtype is dt{k}):",
                   f"        i{k} = canonical(i{k}, dt{k})"]
     lines += [f"    i{k} = i{k}[()]" for k, t in enumerate(in_types) if getattr(t, "ndim", None) == 0]
-    lines.append(f"    r = fn({params})")
+    # Compiled code raises (template, values...); reformat builds the message (see errors.py).
+    lines += ["    try:", f"        r = fn({params})", "    except Exception as e:",
+              "        raise reformat(e) from None"]
     seen = []
     for j, t in enumerate(out_types):
         nd = getattr(t, "ndim", None)
@@ -275,7 +277,10 @@ def call_glue(in_types, out_types):
 
 
 def _glue_namespace(fn, in_types, out_types):
-    ns = {"fn": fn, "canonical": _canonical, "asarray": np.asarray, "MemInfo": _meminfo_class()}
+    from .errors import reformat
+
+    ns = {"fn": fn, "canonical": _canonical, "asarray": np.asarray, "MemInfo": _meminfo_class(),
+          "reformat": reformat}
     ns.update({f"dt{k}": np.dtype(t.dtype) for k, t in enumerate(in_types)
                if getattr(t, "ndim", 0)})
     ns.update({f"odt{j}": np.dtype(t.dtype) for j, t in enumerate(out_types)

@@ -21,6 +21,7 @@ the generated code.
 from __future__ import annotations
 
 from ....scan.op import Scan
+from ..errors import template
 from ..registry import Kernel, np_dtype, numba_funcify
 
 
@@ -124,17 +125,14 @@ def _emit_step(w, op, step_fn, depth):
 
 
 def _fail(*parts):
-    """A call raising ValueError: text parts alternate with integer expressions.
+    """A statement raising ValueError: text parts alternate with integer expressions.
 
-    ``_fail("a", "n", "b")`` raises ``"a" + str(n) + "b"``; the formatting
-    happens in a cached helper (see scan_runtime), not in the kernel.
+    Numba stores the values without formatting them (cheap to compile);
+    `bptt.link.numba.errors.reformat` builds the message in Python.
     """
     texts, exprs = parts[0::2], parts[1::2]
-    args = []
-    for k, e in enumerate(exprs):
-        args += [repr(texts[k]), e]
-    args.append(repr(texts[-1]))
-    return f"fail{len(exprs)}({', '.join(args)})"
+    text = "{}".join(template(t) for t in texts)
+    return f"raise ValueError({text!r}, {', '.join(exprs)})"
 
 
 def _emit_write(w, op, depth, buf, row, o):
@@ -142,10 +140,10 @@ def _emit_write(w, op, depth, buf, row, o):
         w(depth, f"{buf}[{row}] = out[{o}]")
         return
     w(depth, f"if out[{o}].shape != {buf}.shape[1:]:")
-    w(depth + 1, f"fail_row_shape({op.info.label + ': at step '!r}, t, "
-                 f"{', ' + op.label_of_output(o) + ' has shape '!r}, out[{o}].shape, "
-                 f"{', but the rows it is stored in have shape '!r}, {buf}.shape[1:], "
-                 f"{'; the step function must return the same shape at every step'!r})")
+    w(depth + 1, _fail(f"{op.info.label}: at step ", "t", f", {op.label_of_output(o)} has shape ",
+                       f"out[{o}].shape", ", but the rows it is stored in have shape ",
+                       f"{buf}.shape[1:]",
+                       "; the step function must return the same shape at every step"))
     w(depth, f"copy_into({buf}[{row}], out[{o}])")
 
 

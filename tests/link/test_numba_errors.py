@@ -1,0 +1,42 @@
+"""Run-time errors raised in compiled code read exactly as in PY mode."""
+import numpy as np
+import pytest
+
+import bptt
+import bptt.tensor as T
+from bptt.link.numba.errors import reformat, template
+
+
+def _message(f, *args):
+    with pytest.raises(ValueError) as info:
+        f(*args)
+    return str(info.value)
+
+
+def _both(inputs, outputs, *args):
+    return [_message(bptt.function(inputs, outputs, mode=m), *args) for m in ("PY", "NUMBA")]
+
+
+def test_sequence_too_short_same_message():
+    x, k = T.matrix("x"), T.iscalar("k")
+    hs, _ = bptt.scan(lambda a: a * 2, sequences=x, n_steps=k, name="double")
+    py, nb = _both([x, k], hs, np.ones((3, 2)), 5)
+    assert py == nb
+    assert "sequence 'x'" in py and "3 rows" in py and "5 steps" in py
+
+
+def test_step_shape_mismatch_same_message():
+    x0 = T.vector("x0")
+    out, _ = bptt.scan(lambda v: T.concatenate([v, v])[:3], outputs_info=x0, n_steps=3,
+                       name="grow")
+    py, nb = _both([x0], out, np.ones(2))
+    assert py == nb
+    assert "at step 0" in py and "(3,)" in py and "(2,)" in py
+
+
+def test_reformat_builds_message_and_keeps_type():
+    err = reformat(IndexError("index {} out of {{bounds}} for size {}", 7, 3))
+    assert type(err) is IndexError and str(err) == "index 7 out of {bounds} for size 3"
+    plain = ValueError("no template", 3)
+    assert reformat(plain) is plain
+    assert template("Scan{a}") == "Scan{{a}}"
