@@ -37,7 +37,10 @@ def _accumulate(store, var, g):
     from ..tensor.basic import cast
     from ..tensor.shape import sum_to
 
-    if g.type.ndim != var.type.ndim or g.type.shape != var.type.shape:
+    # Unknown sizes may broadcast at run time (a size that turns out to be 1): sum_to
+    # then sums; it is skipped only when static shapes prove it unnecessary.
+    if g.type.ndim != var.type.ndim or g.type.shape != var.type.shape \
+            or None in var.type.shape:
         g = sum_to(g, var)
     if g.type.dtype != var.type.dtype:
         g = cast(g, var.type.dtype)
@@ -70,10 +73,11 @@ def _sweep(seeds, wrt, consider_constant):
             continue
         out_grads = [_total(store[o]) if o in store and _is_float(o) else None
                      for o in node.outputs]
-        if all(g is None for g in out_grads):
-            continue
         wanted = [i in reach and i not in blockers and _is_float(i) for i in node.inputs]
         if not any(wanted):
+            continue
+        _propagate_undefined(node, wanted, undefined)
+        if all(g is None for g in out_grads):
             continue
         op = node.op
         if op.no_gradient is not None:
@@ -89,13 +93,27 @@ def _sweep(seeds, wrt, consider_constant):
             raise ValueError(f"{op}.L_op returned {len(in_grads)} gradients for "
                              f"{len(node.inputs)} inputs")
         for inp, g, w in zip(node.inputs, in_grads, wanted):
-            if not w or is_disconnected(g):
+            if not w or is_disconnected(g) or inp in undefined:
                 continue
             if is_undefined(g):
                 undefined[inp] = g.type.why
                 continue
             _accumulate(store, inp, g)
     return store, undefined
+
+
+def _propagate_undefined(node, wanted, undefined):
+    """An input connected to an output with an undefined gradient has none either."""
+    bad = [o for o in node.outputs if o in undefined]
+    if not bad:
+        return
+    pattern = node.op.connection_pattern(node)
+    for i, (inp, w) in enumerate(zip(node.inputs, wanted)):
+        if w and inp not in undefined:
+            for o in bad:
+                if pattern[i][o.index]:
+                    undefined[inp] = undefined[o]
+                    break
 
 
 def _zeros_for(v):

@@ -199,3 +199,19 @@ def test_single_wrt_gives_a_single_gradient_and_a_list_a_list():
     x = T.dvector("x")
     assert isinstance(bptt.grad(x.sum(), x), T.TensorVariable)
     assert isinstance(bptt.grad(x.sum(), [x]), list)
+
+
+def test_undefined_gradient_propagates_to_wrt():
+    """A gradient that does not exist upstream is an error at wrt, not a silent zero."""
+    from bptt import NullTypeGradError
+
+    W = T.vector("W")
+    srng = bptt.RandomStreams(0)
+    sample = srng.binomial(size=W.shape, n=1, p=T.nnet.sigmoid(W), dtype="float64")
+    with pytest.raises(NullTypeGradError, match="gradient with respect to 'W'.*undefined"):
+        bptt.grad(sample.sum(), W)
+    # A path around the sampler still has a gradient: only connected inputs are undefined.
+    b = T.vector("b")
+    g = bptt.grad((sample * 0 + b).sum(), b)
+    f = bptt.function([W, b], g, mode="PY")
+    np.testing.assert_array_equal(f(np.zeros(3), np.ones(3)), np.ones(3))
