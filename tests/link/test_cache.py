@@ -108,7 +108,7 @@ def test_concurrent_writers_leave_a_consistent_cache(tmp_path):
     cache_dir = tmp_path / "cache"
     names = ["tanh64", "mm32", "tanh32", "mm64"]
     # Same kernels (np.dot, sums), different signatures, compiled in different orders.
-    procs = [_start(tmp_path, names[k:] + names[:k], cache_dir) for k in range(3)]
+    procs = [_start(tmp_path, names[k:] + names[:k], cache_dir) for k in (0, 2)]
     reports = [_finish(p) for p in procs]
     for r in reports[1:]:
         assert r["results"] == reports[0]["results"]
@@ -152,6 +152,7 @@ def test_data_files_are_named_by_key_so_racing_writers_cannot_mix_them(tmp_path)
 def test_an_unwritable_cache_dir_warns_and_still_compiles(tmp_path, monkeypatch):
     import pytest
 
+    import bptt.link.numba.dispatch  # noqa: F401  (import-time setup uses the real cache dir)
     import bptt.tensor as T
 
     blocker = tmp_path / "a-file"

@@ -95,10 +95,14 @@ def jit(fn):
     A cache dir that cannot be written to disables the disk cache for `fn`
     (it is still compiled, in every process).
     """
-    dispatcher = numba.njit(**OPTIONS)(fn)
+    return cache_on_disk(numba.njit(**OPTIONS)(fn))
+
+
+def cache_on_disk(dispatcher):
+    """Give a numba dispatcher a `DiskCache` if a writable cache dir is configured."""
     if config.cache_dir:
         try:
-            dispatcher._cache = DiskCache(fn)
+            dispatcher._cache = DiskCache(dispatcher.py_func)
         except RuntimeError:  # numba found no writable place for the cache files
             pass
     return dispatcher
