@@ -5,10 +5,11 @@ from .basic import (alloc, arange, cast, concatenate, full, join, ones, ones_lik
                     stack, tensor_copy, zeros, zeros_like)
 from .math import (abs, add, all, and_, any, argmax, argmin, bitwise_and, bitwise_or,
                    bitwise_xor, ceil, clip, cos, cumsum, dot, eq, exp, expm1, floor, ge, gt,
-                   int_div, invert, isinf, isnan, le, log, log1p, log_sigmoid, lt, matmul,
-                   max, maximum, mean, min, minimum, mod, mul, neg, neq, or_, outer, pow, prod,
-                   reciprocal, round, sgn, sigmoid, sin, softplus, sqr, sqrt, square, std, sub,
-                   sum, switch, tanh, true_div, var, where, xor)
+                   int_div, invert, isinf, isnan, le, log, log1p, log_sigmoid, logical_and,
+                   logical_not, logical_or, logical_xor, lt, matmul, max, maximum, mean, min,
+                   minimum, mod, mul, neg, neq, or_, outer, pow, power, prod, reciprocal,
+                   round, sgn, sigmoid, sin, softplus, sqr, sqrt, square, std, sub, sum, switch,
+                   tanh, true_div, var, where, xor)
 from .shape import (broadcast_to, dimshuffle, flatten, reshape, shape, shape_padaxis,
                     shape_padleft, shape_padright, squeeze, transpose)
 from .type import (TensorConstant, TensorType, TensorVariable, as_tensor_variable, constant,

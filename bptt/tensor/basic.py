@@ -41,8 +41,17 @@ class Alloc(Op):
         value = as_tensor_variable(value)
         dims = [_as_dim(d) for d in dims]
         if value.ndim > len(dims):
-            raise TypeError(f"alloc: value {value.type} has more dims than the shape ({len(dims)})")
-        static = [int(d.data) if isinstance(d, Constant) else None for d in dims]
+            raise ValueError(f"alloc: value {value.type} has more dims than the shape ({len(dims)})")
+        vs = (1,) * (len(dims) - value.ndim) + value.type.shape
+        static = []
+        for d, v in zip(dims, vs):
+            size = int(d.data) if isinstance(d, Constant) else None
+            if size is not None and size < 0:
+                raise ValueError(f"alloc: negative size {size} in the shape")
+            if None not in (size, v) and v not in (1, size):
+                raise ValueError(f"alloc: cannot broadcast {value.type} to the shape "
+                                 f"{[int(d.data) if isinstance(d, Constant) else '?' for d in dims]}")
+            static.append(size if size is not None else (v if v != 1 else None))
         return Apply(self, [value, *dims], [TensorType(value.dtype, static)()])
 
     def perform(self, node, inputs, output_storage):
@@ -73,7 +82,7 @@ class Alloc(Op):
 def _as_dim(d):
     d = as_tensor_variable(d)
     if d.ndim != 0 or d.dtype.startswith("float") or d.dtype == "bool":
-        raise TypeError(f"a shape entry must be an integer scalar, got {d.type}")
+        raise TypeError(f"alloc: a shape entry must be an integer scalar, got {d.type}")
     return cast(d, "int64")
 
 
@@ -84,12 +93,12 @@ def _shape_args(shape):
     if isinstance(shape, (int, np.integer)):
         return [shape]
     if hasattr(shape, "ndim") and getattr(shape, "ndim") == 1:
-        from .subtensor import getitem
+        from .shape import _shape_entries
 
         n = shape.type.shape[0]
         if n is None:
             raise ValueError("zeros/ones: a symbolic shape vector needs a static length")
-        return [getitem(shape, i) for i in range(n)]
+        return _shape_entries(shape, n)
     return list(shape)
 
 

@@ -1,4 +1,9 @@
-"""`Elemwise`: a scalar op applied to every element, with NumPy broadcasting."""
+"""`Elemwise`: a scalar op applied to every element, with NumPy broadcasting.
+
+Broadcasting is decided at run time: a dimension of unknown static size may
+turn out to be 1 and broadcast. Static shapes only catch what is certain to
+fail (two different known sizes, neither 1).
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -9,15 +14,15 @@ from .type import TensorConstant, TensorType, as_tensor_variable
 
 
 def broadcast_static_shape(types, what):
-    """Static output shape of broadcasting `types`; TypeError when sizes cannot match."""
+    """Static output shape of broadcasting `types`; ValueError when sizes cannot match."""
     ndim = max((t.ndim for t in types), default=0)
     shapes = [(1,) * (ndim - t.ndim) + t.shape for t in types]
     out = []
     for dim, sizes in enumerate(zip(*shapes)):
         known = {s for s in sizes if s is not None and s != 1}
         if len(known) > 1:
-            raise TypeError(f"{what}: cannot broadcast static shapes "
-                            f"{[t.shape for t in types]} (dimension {dim} has sizes {sorted(known)})")
+            raise ValueError(f"{what}: cannot broadcast static shapes "
+                             f"{[t.shape for t in types]} (dimension {dim} has sizes {sorted(known)})")
         if known:
             out.append(known.pop())
         elif all(s == 1 for s in sizes):
@@ -42,13 +47,19 @@ class Elemwise(Op):
     def __str__(self):
         return self.scalar_op.name
 
+    def __call__(self, *inputs):
+        inputs = [as_tensor_variable(x) for x in inputs]
+        if self.scalar_op.python_operator and inputs and all(_is_weak(x) for x in inputs):
+            return _fold_weak(self, inputs)
+        return super().__call__(*inputs)
+
     def make_node(self, *inputs):
         so = self.scalar_op
-        inputs = [as_tensor_variable(x) for x in inputs]
         if so.nin != -1 and len(inputs) != so.nin:
             raise TypeError(f"{so.name} takes {so.nin} inputs, got {len(inputs)}")
         if not inputs:
             raise TypeError(f"{so.name} needs at least one input")
+        inputs = [_as_input(x, so.name, k) for k, x in enumerate(inputs)]
         in_dtypes, out_dtype = so.signature(inputs)
         inputs = [_settle_weak(x, dt) for x, dt in zip(inputs, in_dtypes)]
         shape = broadcast_static_shape([x.type for x in inputs], so.name)
@@ -106,12 +117,40 @@ class Elemwise(Op):
         return [broadcast_shapes(*input_shapes)]
 
 
+class ScalarOverflowError(OverflowError, ValueError):
+    """A Python integer that does not fit the dtype it would adopt (NumPy 2 raises too)."""
+
+
+def _is_weak(x):
+    return isinstance(x, TensorConstant) and x.weak
+
+
+def _as_input(x, what, k):
+    try:
+        return as_tensor_variable(x)
+    except TypeError as exc:
+        raise TypeError(f"{what}: input {k} must be a tensor or a number, got "
+                        f"{type(x).__name__} ({exc})") from exc
+
+
+def _fold_weak(op, inputs):
+    """Python evaluates an operator on Python numbers itself: the result is a Python
+    number again, hence weak. Folding keeps ``x * (2 * 3.0)`` in x's dtype."""
+    node = op.make_node(*inputs)
+    cell = [[None]]
+    op.perform(node, [x.data for x in node.inputs], cell)
+    return TensorConstant(node.outputs[0].type, cell[0][0], weak=True)
+
+
 def _settle_weak(x, dtype):
     """Give a weak constant the dtype it meets (NumPy 2's rule for Python scalars)."""
-    if isinstance(x, TensorConstant) and x.weak and x.type.dtype != dtype:
-        data = np.asarray(x.data.item(), dtype=dtype)
-        if data.item() != x.data.item() and not np.isnan(data.item()):
-            if dtype not in ("float32", "float64"):
-                raise OverflowError(f"Python integer {x.data.item()} is out of bounds for {dtype}")
-        return TensorConstant(TensorType(dtype, ()), data)
-    return x
+    if not _is_weak(x) or x.type.dtype == dtype:
+        return x
+    value = x.data.item()
+    if np.dtype(dtype).kind in "iu" and not isinstance(value, bool):
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise ScalarOverflowError(f"Python integer {value} is out of bounds for {dtype}")
+    with np.errstate(over="ignore"):
+        data = np.asarray(value, dtype=dtype)
+    return TensorConstant(TensorType(dtype, ()), data)

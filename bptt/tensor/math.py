@@ -10,11 +10,11 @@ import builtins
 
 import numpy as np
 
-from ..graph.basic import Apply
+from ..graph.basic import Apply, Constant
 from ..graph.op import Op
 from . import scalar_ops as so
-from .elemwise import Elemwise
-from .type import TensorType, as_tensor_variable
+from .elemwise import Elemwise, _is_weak, _settle_weak
+from .type import TensorType, as_tensor_variable, constant, result_dtype
 
 add = Elemwise(so.Add())
 mul = Elemwise(so.Mul())
@@ -58,8 +58,24 @@ bitwise_and, bitwise_or, bitwise_xor = and_, or_, xor
 
 
 def sub(a, b):
-    """``a - b``, as ``a + (-b)``."""
-    return add(a, neg(b))
+    """``a - b``, as ``a + (-b)`` with `b` negated in the result dtype.
+
+    Negating first in the result dtype keeps NumPy's results: ``int8 - uint8``
+    is int16, ``uint8 - 1`` stays uint8 and wraps, ``0.0 - int64 MIN`` is positive.
+    """
+    from .basic import cast
+
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    dtype = result_dtype(a, b)
+    if dtype == "bool":
+        raise TypeError(f"sub: NumPy's boolean subtract is not supported, got {a.type} and "
+                        f"{b.type}; use xor (^) or cast to an integer first")
+    if _is_weak(b) and not _is_weak(a):
+        with np.errstate(over="ignore"):
+            return add(a, constant(-_settle_weak(b, dtype).data))
+    if _is_weak(b):
+        return add(a, neg(b))
+    return add(a, neg(cast(b, dtype)))
 
 
 def sqr(x):
@@ -69,6 +85,7 @@ def sqr(x):
 
 
 square = sqr
+power = pow
 
 
 def reciprocal(x):
@@ -76,12 +93,35 @@ def reciprocal(x):
 
 
 def clip(x, lo, hi):
-    """Elements of x limited to [lo, hi]."""
+    """Elements of x limited to [lo, hi] (``minimum(maximum(x, lo), hi)``, as NumPy)."""
     return minimum(maximum(x, lo), hi)
 
 
 def log_sigmoid(x):
     return -softplus(-x)
+
+
+def _as_bool(x):
+    from .basic import cast
+
+    return cast(x, "bool")
+
+
+def logical_and(a, b):
+    """Elementwise truth of ``a and b`` (nonzero is true)."""
+    return and_(_as_bool(a), _as_bool(b))
+
+
+def logical_or(a, b):
+    return or_(_as_bool(a), _as_bool(b))
+
+
+def logical_xor(a, b):
+    return xor(_as_bool(a), _as_bool(b))
+
+
+def logical_not(x):
+    return invert(_as_bool(x))
 
 
 # -- matrix products ----------------------------------------------------------
@@ -97,13 +137,15 @@ class Dot(Op):
     def make_node(self, a, b):
         a, b = as_tensor_variable(a), as_tensor_variable(b)
         if a.ndim not in (1, 2) or b.ndim not in (1, 2):
-            raise TypeError(f"Dot takes 1-d or 2-d inputs, got {a.type} and {b.type}")
+            raise TypeError(f"Dot: expected 1-d or 2-d inputs, got {a.type} and {b.type}")
         ka, kb = a.type.shape[-1], b.type.shape[0]
         if ka is not None and kb is not None and ka != kb:
-            raise TypeError(f"dot: inner dimensions differ ({a.type} and {b.type})")
+            raise ValueError(f"Dot: inner dimensions differ: {a.type} has {ka} columns, "
+                             f"{b.type} has {kb} rows")
         dtype = np.result_type(a.dtype, b.dtype).name
         if dtype == "bool":
-            raise TypeError("dot of boolean arrays is not supported; cast them first")
+            raise TypeError(f"Dot: boolean inputs are not supported, got {a.type} and {b.type}; "
+                            "cast them to a number type first")
         shape = a.type.shape[:-1] + b.type.shape[1:]
         return Apply(self, [a, b], [TensorType(dtype, shape)()])
 
@@ -153,32 +195,62 @@ def outer(a, b):
     return mul(dimshuffle(a, (0, "x")), dimshuffle(b, ("x", 0)))
 
 
+def _size(x, axes):
+    """Product of the sizes of `axes` of `x` (an int64 scalar; 1 for no axes)."""
+    from .shape import shape_i
+
+    sizes = [shape_i(x, a) for a in axes]
+    if not sizes:
+        return as_tensor_variable(np.int64(1))
+    return sizes[0] if len(sizes) == 1 else mul(*sizes)
+
+
 def dot(a, b):
     """NumPy's ``dot``: sums over the last axis of `a` and the first (1-d) or
-    second-to-last axis of `b`; scalars multiply."""
-    from .shape import reshape, dimshuffle, shape as shape_of
+    second-to-last axis of `b`; a 0-d operand multiplies.
+
+    Inputs of more than 2 dimensions are folded into matrices around `Dot`:
+    ``a`` of shape (A..., k) becomes (prod(A), k); ``b`` of shape (B..., k, n)
+    is moved to (k, B..., n) and becomes (k, prod(B) * n); the product is
+    unfolded to (A..., B..., n).
+    """
+    from .shape import dimshuffle, reshape, shape_i
 
     a, b = as_tensor_variable(a), as_tensor_variable(b)
     if a.ndim == 0 or b.ndim == 0:
         return mul(a, b)
     if a.ndim <= 2 and b.ndim <= 2:
         return _dot(a, b)
-    if b.ndim <= 2:
-        # (..., k) . (k[, n]): fold the leading axes of a into one.
-        lead = shape_of(a)[:-1]
-        flat = reshape(a, (-1, shape_of(a)[-1]), ndim=2)
-        out = _dot(flat, b)
-        tail = [shape_of(b)[1]] if b.ndim == 2 else []
-        from .basic import concatenate
-
-        return reshape(out, concatenate([lead, *[as_tensor_variable(t).dimshuffle("x") for t in tail]]),
-                       ndim=a.ndim - 1 + b.ndim - 1)
-    raise NotImplementedError("dot with a right operand of more than 2 dimensions is not supported")
+    out_shape = [shape_i(a, i) for i in range(a.ndim - 1)]
+    out_shape += [shape_i(b, i) for i in range(b.ndim - 2)] + [shape_i(b, -1)][: b.ndim - 1]
+    if a.ndim > 2:
+        a = reshape(a, [_size(a, range(a.ndim - 1)), shape_i(a, -1)], ndim=2)
+    if b.ndim > 2:
+        rest = [*range(b.ndim - 2), b.ndim - 1]
+        moved = dimshuffle(b, (b.ndim - 2, *rest))
+        b = reshape(moved, [shape_i(b, -2), _size(b, rest)], ndim=2)
+    return reshape(_dot(a, b), out_shape, ndim=len(out_shape))
 
 
 def matmul(a, b):
-    """``a @ b`` (vectors and matrices, or a batch of rows times a matrix)."""
-    return dot(a, b)
+    """``a @ b`` with NumPy's rules: 1-d operands are promoted and the added axis
+    removed again; leading (batch) axes broadcast. Batched products (right
+    operand of more than 2 dimensions) are a broadcast multiply and a sum."""
+    from .shape import shape_padaxis
+
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: operands must have at least one dimension, got {a.type} "
+                         f"and {b.type}; use * to multiply by a scalar")
+    if b.ndim <= 2:
+        return dot(a, b)
+    if "bool" in (a.dtype, b.dtype):
+        raise TypeError(f"matmul: boolean inputs are not supported, got {a.type} and {b.type}")
+    dtype = np.result_type(a.dtype, b.dtype).name   # small integers wrap as NumPy's
+    if a.ndim == 1:     # (k,) @ (..., k, n) -> (..., n)
+        return sum(shape_padaxis(a, 1) * b, axis=-2, dtype=dtype)
+    # (..., m, k, 1) * (..., 1, k, n) summed over k -> (..., m, n)
+    return sum(shape_padaxis(a, -1) * shape_padaxis(b, -3), axis=-2, dtype=dtype)
 
 
 # -- reductions ---------------------------------------------------------------
@@ -190,12 +262,14 @@ def normalize_axis(axis, ndim, what):
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out = []
     for a in axes:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"{what}: axis must be an int, a tuple of ints or None, got {axis!r}")
         a = int(a)
         if not -ndim <= a < ndim:
             raise ValueError(f"{what}: axis {a} is out of range for a {ndim}-d input")
         out.append(a % ndim)
     if len(set(out)) != len(out):
-        raise ValueError(f"{what}: repeated axis in {axis}")
+        raise ValueError(f"{what}: repeated axis in {axis!r}")
     return tuple(sorted(out))
 
 
@@ -203,11 +277,16 @@ class Reduce(Op):
     """Reduce over `axis` (a sorted tuple) without keeping the reduced dimensions."""
 
     __props__ = ("axis",)
+    abstract = True
     name = "reduce"
-    ufunc = None
+    #: NumPy function computing the reduction (called with ``axis=``).
+    np_func = None
 
     def __init__(self, axis):
-        self.axis = tuple(axis)
+        axis = tuple(int(a) for a in axis)
+        if builtins.any(a < 0 for a in axis) or len(set(axis)) != len(axis):
+            raise ValueError(f"{self.name}: axis must be distinct non-negative ints, got {axis}")
+        self.axis = tuple(sorted(axis))
 
     def __str__(self):
         return f"{self.name}{{axis={self.axis}}}"
@@ -217,42 +296,41 @@ class Reduce(Op):
 
     def make_node(self, x):
         x = as_tensor_variable(x)
-        for a in self.axis:
-            if a >= x.ndim:
-                raise ValueError(f"{self.name}: axis {a} is out of range for {x.type}")
+        if self.axis and self.axis[-1] >= x.ndim:
+            raise ValueError(f"{self.name}: axis {self.axis[-1]} is out of range for {x.type}")
         shape = tuple(s for i, s in enumerate(x.type.shape) if i not in self.axis)
         return Apply(self, [x], [TensorType(self.out_dtype(x.dtype), shape)()])
 
     def perform(self, node, inputs, output_storage):
-        out = self.ufunc.reduce(inputs[0], axis=self.axis) if self.axis else inputs[0]
-        output_storage[0][0] = np.asarray(out, dtype=node.outputs[0].dtype)
+        dtype = node.outputs[0].dtype
+        out = self.np_func(inputs[0], axis=self.axis) if self.axis else inputs[0]
+        output_storage[0][0] = np.asarray(out, dtype=dtype)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(s for i, s in enumerate(input_shapes[0]) if i not in self.axis)]
 
     def _expand(self, y, x):
         """`y` (reduced) with the reduced axes put back as broadcastable dims."""
-        from .shape import dimshuffle
+        return _keep(y, x, self.axis, True)
 
-        pattern, j = [], 0
-        for i in range(x.ndim):
-            if i in self.axis:
-                pattern.append("x")
-            else:
-                pattern.append(j)
-                j += 1
-        return dimshuffle(y, pattern)
+
+def _accumulated_dtype(dtype):
+    """NumPy's dtype for sums and products: small integers accumulate in 64 bits."""
+    if dtype == "bool" or dtype.startswith("int"):
+        return "int64"
+    if dtype.startswith("uint"):
+        return "uint64"
+    return dtype
 
 
 class Sum(Reduce):
-    name, ufunc = "sum", np.add
+    name = "sum"
 
     def out_dtype(self, dtype):
-        if dtype == "bool" or dtype.startswith("int") and dtype != "int64":
-            return "int64"
-        if dtype.startswith("uint") and dtype != "uint64":
-            return "uint64"
-        return dtype
+        return _accumulated_dtype(dtype)
+
+    def np_func(self, x, axis):
+        return np.sum(x, axis=axis, dtype=_accumulated_dtype(x.dtype.name))
 
     def L_op(self, inputs, outputs, output_grads):
         from .shape import broadcast_to, shape
@@ -269,51 +347,66 @@ class Sum(Reduce):
 
 
 class Prod(Reduce):
-    name, ufunc = "prod", np.multiply
+    name = "prod"
 
     out_dtype = Sum.out_dtype
 
-    def L_op(self, inputs, outputs, output_grads):
-        # d prod / d x_i = prod / x_i where x_i != 0; correct with exactly one zero
-        # by taking the product of the others. Written with switch, no division by 0.
-        from .shape import broadcast_to, shape
+    def np_func(self, x, axis):
+        return np.prod(x, axis=axis, dtype=_accumulated_dtype(x.dtype.name))
 
+    def _others(self, x, out):
+        """d prod / d x_i: the product of the other elements, without dividing by 0."""
+        zero = eq(x, 0)
+        x_nz = switch(zero, 1, x)
+        one_zero = self._expand(eq(Sum(self.axis)(zero), 1), x)
+        prod_nz = self._expand(Prod(self.axis)(x_nz), x)
+        return switch(zero, switch(one_zero, prod_nz, 0), self._expand(out, x) / x_nz)
+
+    def L_op(self, inputs, outputs, output_grads):
         (x,), (g,) = inputs, output_grads
-        out = self._expand(outputs[0], x)
-        nz = neq(x, 0)
-        nzero = Sum(self.axis)(1 - nz)
-        prod_nz = Prod(self.axis)(switch(nz, x, 1))
-        others = switch(nz, out / switch(nz, x, 1),
-                        switch(eq(self._expand(nzero, x), 1), self._expand(prod_nz, x), 0))
-        return [broadcast_to(self._expand(g, x), shape(x)) * others]
+        return [self._expand(g, x) * self._others(x, outputs[0])]
+
+    def R_op(self, inputs, eval_points):
+        (x,), (ev,) = inputs, eval_points
+        out = self(x)
+        if ev is None:
+            from .basic import zeros_like
+
+            return [zeros_like(out)]
+        return [Sum(self.axis)(ev * self._others(x, out))]
 
 
 class _Extremum(Reduce):
+    """Max and Min; the gradient goes to every position equal to the extremum."""
+
+    abstract = True
+
     def L_op(self, inputs, outputs, output_grads):
-        # The gradient goes to every position equal to the extremum.
         (x,), (g,) = inputs, output_grads
         hit = eq(x, self._expand(outputs[0], x))
         return [self._expand(g, x) * hit]
 
     def R_op(self, inputs, eval_points):
+        # The transpose of L_op: the tangents at every extremal position, summed.
         (x,), (ev,) = inputs, eval_points
-        from .basic import cast
-
         out = self(x)
-        hit = cast(eq(x, self._expand(out, x)), out.dtype)
-        return [Sum(self.axis)(ev * hit) / Sum(self.axis)(hit)]
+        if ev is None:
+            from .basic import zeros_like
+
+            return [zeros_like(out)]
+        return [Sum(self.axis)(ev * eq(x, self._expand(out, x)))]
 
 
 class Max(_Extremum):
-    name, ufunc = "max", np.maximum
+    name, np_func = "max", staticmethod(np.max)
 
 
 class Min(_Extremum):
-    name, ufunc = "min", np.minimum
+    name, np_func = "min", staticmethod(np.min)
 
 
 class All(Reduce):
-    name, ufunc = "all", np.logical_and
+    name, np_func = "all", staticmethod(np.all)
     no_gradient = "boolean output"
 
     def out_dtype(self, dtype):
@@ -321,7 +414,7 @@ class All(Reduce):
 
 
 class Any(Reduce):
-    name, ufunc = "any", np.logical_or
+    name, np_func = "any", staticmethod(np.any)
     no_gradient = "boolean output"
 
     def out_dtype(self, dtype):
@@ -329,16 +422,24 @@ class Any(Reduce):
 
 
 class Argmax(Op):
-    """Index of the maximum along one axis (or of the flattened input for axis None)."""
+    """Index of the maximum (`which` "max") or minimum ("min") along one axis, or of
+    the flattened input for axis None. NaN counts as the extremum, as in NumPy."""
 
     __props__ = ("axis", "which")
     no_gradient = "integer output"
 
     def __init__(self, axis, which="max"):
-        self.axis, self.which = axis, which
+        if which not in ("max", "min"):
+            raise ValueError(f"Argmax: which must be 'max' or 'min', got {which!r}")
+        self.axis, self.which = (None if axis is None else int(axis)), which
+
+    def __str__(self):
+        return f"arg{self.which}{{axis={self.axis}}}"
 
     def make_node(self, x):
         x = as_tensor_variable(x)
+        if self.axis is not None and not 0 <= self.axis < x.ndim:
+            raise ValueError(f"arg{self.which}: axis {self.axis} is out of range for {x.type}")
         shape = () if self.axis is None else tuple(
             s for i, s in enumerate(x.type.shape) if i != self.axis)
         return Apply(self, [x], [TensorType("int64", shape)()])
@@ -347,8 +448,14 @@ class Argmax(Op):
         fn = np.argmax if self.which == "max" else np.argmin
         output_storage[0][0] = np.asarray(fn(inputs[0], axis=self.axis), dtype="int64")
 
+    def infer_shape(self, fgraph, node, input_shapes):
+        if self.axis is None:
+            return [()]
+        return [tuple(s for i, s in enumerate(input_shapes[0]) if i != self.axis)]
+
 
 def _keep(out, x, axes, keepdims):
+    """`out` with size-1 dimensions where `axes` of `x` were reduced (if keepdims)."""
     if not keepdims:
         return out
     from .shape import dimshuffle
@@ -370,6 +477,8 @@ def _reduce(cls, x, axis, keepdims, what):
 
 
 def sum(x, axis=None, keepdims=False, dtype=None):
+    """Sum over `axis` (int, tuple, negative allowed; None: all). Booleans and small
+    integers accumulate in int64/uint64 as NumPy; `dtype` casts the result."""
     out = _reduce(Sum, x, axis, keepdims, "sum")
     if dtype is not None:
         from .basic import cast
@@ -398,28 +507,17 @@ def any(x, axis=None, keepdims=False):
     return _reduce(Any, x, axis, keepdims, "any")
 
 
-def _count(x, axis):
-    from .shape import shape
+def mean(x, axis=None, keepdims=False):
+    """Arithmetic mean (derived: sum / count). Integers give floats (float64, or
+    floatX for small ones, as Theano)."""
     from .basic import cast
+    from .type import upgrade_to_float
 
     x = as_tensor_variable(x)
     axes = normalize_axis(axis, x.ndim, "mean")
-    n = 1
-    for a in axes:
-        n = n * shape(x)[a]
-    return cast(n, "float64" if x.dtype != "float32" else "float32") if axes else 1
-
-
-def mean(x, axis=None, keepdims=False):
-    """Arithmetic mean (derived: sum / count)."""
-    x = as_tensor_variable(x)
-    s = sum(x, axis, keepdims)
-    if s.dtype not in ("float32", "float64"):
-        from .basic import cast
-        from .type import upgrade_to_float
-
-        s = cast(s, upgrade_to_float(x.dtype))
-    return s / _count(x, axis)
+    s = sum(x, axes, keepdims)
+    dtype = upgrade_to_float(x.dtype)
+    return cast(s, dtype) / cast(_size(x, axes), dtype)
 
 
 def var(x, axis=None, keepdims=False):
@@ -436,8 +534,9 @@ def std(x, axis=None, keepdims=False):
 def _arg(which, x, axis, keepdims):
     x = as_tensor_variable(x)
     if axis is None:
-        out = Argmax(None, which)(x)
-        return out
+        return _keep(Argmax(None, which)(x), x, tuple(range(x.ndim)), keepdims)
+    if not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"arg{which}: axis must be an int or None, got {axis!r}")
     (a,) = normalize_axis(axis, x.ndim, f"arg{which}")
     return _keep(Argmax(a, which)(x), x, (a,), keepdims)
 
@@ -452,6 +551,3 @@ def argmin(x, axis=None, keepdims=False):
 
 def cumsum(x, axis=None):
     raise NotImplementedError("cumsum is not implemented yet; use bptt.scan")
-
-
-_builtin_abs = builtins.abs

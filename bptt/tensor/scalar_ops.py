@@ -8,6 +8,16 @@ the gradient (``g * partial``) and the forward-mode tangent
 
 Derived operations (``a - b``, ``square``, ``clip``, ``mean``) are built from
 these in `math.py` and have no rule of their own.
+
+Dtypes follow NumPy 2: the computation dtype is the promotion of the inputs
+(`result_dtype`, Python scalars weak); ops that NumPy refuses for some kinds
+(``-bool``, ``float & float``) raise a TypeError when the node is made.
+
+Integer corner cases, identical in both modes: division and modulo by zero
+give 0 (NumPy's result, without its warning); ``MIN // -1`` wraps to MIN and
+``MIN % -1`` is 0 (numba would trap on the CPU instruction, so the numba
+expression routes ``b == -1`` around it); an integer to a negative integer
+power raises ValueError, as NumPy does.
 """
 from __future__ import annotations
 
@@ -15,12 +25,30 @@ import numpy as np
 
 from .type import result_dtype, upgrade_to_float
 
+_KIND_NAMES = {"b": "boolean", "i": "signed integer", "u": "unsigned integer", "f": "float"}
+
 
 def lit(value, dtype):
     """A numba source literal of the given dtype (bare literals would be float64/int64)."""
     if dtype == "bool":
         return "True" if value else "False"
     return f"np.{dtype}({value!r})"
+
+
+def numba_cast(arg, dtype, ndim, src=None):
+    """Numba source converting `arg` (an array if `ndim`, else a scalar) to `dtype`."""
+    if dtype == "uint16" and src in ("float32", "float64"):
+        # numba's direct float -> uint16 conversion saturates; NumPy's wraps like this.
+        arg = numba_cast(arg, "int32", ndim)
+    if ndim:
+        return f"{arg}.astype({'np.bool_' if dtype == 'bool' else 'np.' + dtype})"
+    if dtype == "bool":
+        return f"({arg} != 0)"
+    return f"np.{dtype}({arg})"
+
+
+def _kind(dtype):
+    return np.dtype(dtype).kind
 
 
 class ScalarOp:
@@ -32,6 +60,13 @@ class ScalarOp:
     ufunc = None
     #: Whether the output takes a float dtype even for integer inputs.
     float_valued = False
+    #: Dtype kinds of the computation this op accepts (b, i, u, f), as NumPy.
+    kinds = "biuf"
+    #: Computation dtype for boolean inputs (NumPy upcasts bool for some ops).
+    bool_as = "bool"
+    #: Whether Python evaluates this op on Python numbers itself (an operator),
+    #: so that an application to weak constants only is again weak.
+    python_operator = False
 
     def __eq__(self, other):
         return type(self) is type(other) and self.__dict__ == other.__dict__
@@ -44,10 +79,20 @@ class ScalarOp:
 
     def signature(self, inputs):
         """(compute dtype of each input, output dtype) for these input variables."""
-        common = result_dtype(*inputs)
+        common = self.check_kind(result_dtype(*inputs), inputs)
+        if common == "bool":
+            common = self.bool_as
         if self.float_valued:
             common = upgrade_to_float(common)
         return [common] * len(inputs), common
+
+    def check_kind(self, dtype, inputs):
+        if _kind(dtype) not in self.kinds:
+            allowed = " or ".join(_KIND_NAMES[k] for k in self.kinds)
+            got = ", ".join(str(x.type) for x in inputs)
+            raise TypeError(f"{self.name}: expected {allowed} inputs, got {got} "
+                            f"(computed in {dtype})")
+        return dtype
 
     def impl(self, *args):
         return self.ufunc(*args)
@@ -82,14 +127,24 @@ class _Variadic(_Binary):
 
 
 class Add(_Variadic):
-    name, ufunc, symbol = "add", np.add, "+"
+    name, ufunc, symbol, python_operator = "add", np.add, "+", True
+
+    def numba_expr(self, args, dtypes, out_dtype, ndims):
+        if out_dtype == "bool":      # numba's `+` on booleans gives integers
+            return f"({' | '.join(args)})"
+        return super().numba_expr(args, dtypes, out_dtype, ndims)
 
     def partials(self, inputs, output):
         return [1 for _ in inputs]
 
 
 class Mul(_Variadic):
-    name, ufunc, symbol = "mul", np.multiply, "*"
+    name, ufunc, symbol, python_operator = "mul", np.multiply, "*", True
+
+    def numba_expr(self, args, dtypes, out_dtype, ndims):
+        if out_dtype == "bool":
+            return f"({' & '.join(args)})"
+        return super().numba_expr(args, dtypes, out_dtype, ndims)
 
     def partials(self, inputs, output):
         from .math import mul
@@ -99,22 +154,45 @@ class Mul(_Variadic):
 
 
 class TrueDiv(_Binary):
-    name, ufunc, symbol, float_valued = "true_div", np.true_divide, "/", True
+    name, ufunc, symbol, float_valued, python_operator = "true_div", np.true_divide, "/", True, True
 
     def partials(self, inputs, output):
         a, b = inputs
         return [1 / b, -output / b]
 
 
+def _signed(dtype):
+    return _kind(dtype) == "i"
+
+
 class IntDiv(_Binary):
-    name, ufunc = "int_div", np.floor_divide
+    name, ufunc, bool_as, python_operator = "int_div", np.floor_divide, "int8", True
+
+    def numba_expr(self, args, dtypes, out_dtype, ndims):
+        a, b = args
+        if not _signed(out_dtype):
+            return f"np.floor_divide({a}, {b})"
+        # MIN // -1 traps in machine code; -a wraps to MIN as NumPy does.
+        if not any(ndims):
+            return f"(-{a} if {b} == -1 else np.floor_divide({a}, {b}))"
+        one = lit(1, out_dtype)
+        return f"np.where({b} == -1, -{a}, np.floor_divide({a}, np.where({b} == -1, {one}, {b})))"
 
     def partials(self, inputs, output):
-        return [None, None] if output.dtype not in ("float32", "float64") else [0, 0]
+        return [None, None] if _kind(output.dtype) != "f" else [0, 0]
 
 
 class Mod(_Binary):
-    name, ufunc = "mod", np.mod
+    name, ufunc, bool_as, python_operator = "mod", np.mod, "int8", True
+
+    def numba_expr(self, args, dtypes, out_dtype, ndims):
+        a, b = args
+        if not _signed(out_dtype):
+            return f"np.mod({a}, {b})"
+        # MIN % -1 traps in machine code; anything modulo -1 is 0.
+        if not any(ndims):
+            return f"({lit(0, out_dtype)} if {b} == -1 else np.mod({a}, {b}))"
+        return f"np.mod({a}, np.where({b} == -1, {lit(1, out_dtype)}, {b}))"
 
     def partials(self, inputs, output):
         from .math import floor
@@ -123,11 +201,23 @@ class Mod(_Binary):
         return [1, -floor(a / b)]
 
 
+#: Placeholders for helper kernels; the numba lowering substitutes their names.
+NEGATIVE_POWER_CHECK, NEGATIVE_POWER_CHECK_0D = "__check_exponents__", "__check_exponent__"
+
+
 class Pow(_Binary):
-    name, ufunc = "pow", np.power
+    name, ufunc, bool_as, python_operator = "pow", np.power, "int8", True
+
+    def numba_expr(self, args, dtypes, out_dtype, ndims):
+        a, b = args
+        if not _signed(out_dtype):
+            return f"np.power({a}, {b})"
+        # NumPy refuses negative integer powers; numba would return 0.
+        helper = NEGATIVE_POWER_CHECK if ndims[1] else NEGATIVE_POWER_CHECK_0D
+        return f"np.power({a}, {helper}({b}))"
 
     def partials(self, inputs, output):
-        from .math import log, switch, eq
+        from .math import eq, log, switch
 
         a, b = inputs
         # d/da a**b = b * a**(b-1); written so that b == 0 gives 0 instead of 0 * inf.
@@ -150,7 +240,7 @@ class Minimum(_Binary):
     name, ufunc = "minimum", np.minimum
 
     def partials(self, inputs, output):
-        from .math import le, gt
+        from .math import gt, le
 
         a, b = inputs
         return [le(a, b), gt(a, b)]
@@ -161,7 +251,7 @@ class _Unary(ScalarOp):
 
 
 class Neg(_Unary):
-    name, ufunc = "neg", np.negative
+    name, ufunc, kinds, python_operator = "neg", np.negative, "iuf", True
 
     def numba_expr(self, args, dtypes, out_dtype, ndims):
         return f"(-{args[0]})"
@@ -171,9 +261,11 @@ class Neg(_Unary):
 
 
 class Abs(_Unary):
-    name, ufunc = "abs", np.abs
+    name, ufunc, python_operator = "abs", np.abs, True
 
     def numba_expr(self, args, dtypes, out_dtype, ndims):
+        if out_dtype == "bool" or _kind(out_dtype) == "u":
+            return args[0]
         return f"np.abs({args[0]})"
 
     def partials(self, inputs, output):
@@ -247,12 +339,13 @@ class Cos(_Float):
 
 
 class Sigmoid(_Float):
+    """1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving 0."""
+
     name = "sigmoid"
 
     def impl(self, x):
-        # Split by sign so neither branch overflows.
-        with np.errstate(over="ignore"):
-            return np.where(x >= 0, 1 / (1 + np.exp(-x)), np.exp(x) / (1 + np.exp(x)))
+        one = np.asarray(1, dtype=x.dtype)
+        return one / (one + np.exp(-x))
 
     def numba_expr(self, args, dtypes, out_dtype, ndims):
         one = lit(1.0, out_dtype)
@@ -263,10 +356,12 @@ class Sigmoid(_Float):
 
 
 class Softplus(_Float):
+    """log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) so it never overflows."""
+
     name = "softplus"
 
     def impl(self, x):
-        return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+        return np.maximum(x, np.asarray(0, x.dtype)) + np.log1p(np.exp(-np.abs(x)))
 
     def numba_expr(self, args, dtypes, out_dtype, ndims):
         x = args[0]
@@ -279,7 +374,14 @@ class Softplus(_Float):
 
 
 class _PiecewiseConstant(_Unary):
-    """Ops whose derivative is zero almost everywhere."""
+    """Rounding-like ops: zero derivative almost everywhere, identity on integers."""
+
+    def impl(self, x):
+        return x if x.dtype.kind != "f" else self.ufunc(x)
+
+    def numba_expr(self, args, dtypes, out_dtype, ndims):
+        return args[0] if _kind(out_dtype) != "f" else super().numba_expr(
+            args, dtypes, out_dtype, ndims)
 
     def partials(self, inputs, output):
         return [0]
@@ -298,14 +400,22 @@ class RoundHalfEven(_PiecewiseConstant):
 
 
 class Sign(_PiecewiseConstant):
-    name, ufunc = "sgn", np.sign
+    name, ufunc, kinds = "sgn", np.sign, "iuf"
+
+    def impl(self, x):
+        return np.sign(x)
+
+    def numba_expr(self, args, dtypes, out_dtype, ndims):
+        if _kind(out_dtype) == "u":     # numba's sign reads large unsigned values as negative
+            return numba_cast(f"({args[0]} != 0)", out_dtype, ndims[0])
+        return f"np.sign({args[0]})"
 
 
 class _Boolean(ScalarOp):
     """Comparisons and logic: bool output, no derivative."""
 
     def signature(self, inputs):
-        common = result_dtype(*inputs)
+        common = self.check_kind(result_dtype(*inputs), inputs)
         return [common] * len(inputs), "bool"
 
     def partials(self, inputs, output):
@@ -313,7 +423,7 @@ class _Boolean(ScalarOp):
 
 
 class _Comparison(_Boolean, _Binary):
-    pass
+    python_operator = True
 
 
 class LT(_Comparison):
@@ -341,7 +451,9 @@ class NEQ(_Comparison):
 
 
 class _Bitwise(_Binary):
-    """and/or/xor: logical on bools, bitwise on ints; no derivative."""
+    """and/or/xor: logical on bools, bitwise on integers; no derivative."""
+
+    kinds, python_operator = "biu", True
 
     def partials(self, inputs, output):
         return [None, None]
@@ -360,7 +472,7 @@ class Xor(_Bitwise):
 
 
 class Invert(_Unary):
-    name, ufunc = "invert", np.invert
+    name, ufunc, kinds, python_operator = "invert", np.invert, "biu", True
 
     def numba_expr(self, args, dtypes, out_dtype, ndims):
         if out_dtype == "bool" and not ndims[0]:
@@ -380,7 +492,7 @@ class IsInf(_Boolean, _Unary):
 
 
 class Switch(ScalarOp):
-    """``switch(cond, a, b)``: a where cond is true, else b."""
+    """``switch(cond, a, b)``: a where cond is true (nonzero), else b."""
 
     nin = 3
     name = "switch"
@@ -399,14 +511,16 @@ class Switch(ScalarOp):
         return f"np.where({c}, {a}, {b})"
 
     def partials(self, inputs, output):
-        from .math import switch
+        from .math import invert
 
         c = inputs[0]
-        return [None, switch(c, 1, 0), switch(c, 0, 1)]
+        return [None, c, invert(c)]
 
 
 class Cast(ScalarOp):
-    """Conversion to `dtype` (float to int truncates toward zero, as NumPy)."""
+    """Conversion to `dtype`: float to int truncates toward zero and integers
+    wrap, as NumPy's ``astype``; NaN and out-of-range floats give an unspecified
+    integer (they do in NumPy too)."""
 
     nin = 1
 
@@ -424,15 +538,11 @@ class Cast(ScalarOp):
         return np.asarray(x).astype(self.dtype)
 
     def numba_expr(self, args, dtypes, out_dtype, ndims):
-        if ndims[0]:
-            return f"{args[0]}.astype(np.{'bool_' if self.dtype == 'bool' else self.dtype})"
-        if self.dtype == "bool":
-            return f"({args[0]} != 0)"
-        return f"np.{self.dtype}({args[0]})"
+        return numba_cast(args[0], self.dtype, ndims[0], src=dtypes[0])
 
     def partials(self, inputs, output):
-        float_in = inputs[0].type.dtype in ("float32", "float64")
-        return [1 if float_in and self.dtype in ("float32", "float64") else None]
+        float_in = _kind(inputs[0].type.dtype) == "f"
+        return [1 if float_in and _kind(self.dtype) == "f" else None]
 
 
 class Identity(_Unary):

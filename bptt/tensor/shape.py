@@ -73,8 +73,11 @@ def shape_tuple(x):
 
 
 def broadcast_shapes(*shapes):
-    """Symbolic broadcast of shape tuples (each entry a scalar variable or int)."""
-    from .math import maximum
+    """Symbolic broadcast of shape tuples (each entry a scalar variable or int).
+
+    A size is the other one where it is 1 (so 1 and 0 give 0, as NumPy).
+    """
+    from .math import eq, switch
 
     ndim = max((len(s) for s in shapes), default=0)
     padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
@@ -83,13 +86,11 @@ def broadcast_shapes(*shapes):
         sizes = [s for s in sizes if not (_is_const(s) and _const_val(s) == 1)]
         if not sizes:
             out.append(as_tensor_variable(np.int64(1)))
-        elif len(sizes) == 1:
-            out.append(as_tensor_variable(sizes[0]))
-        else:
-            m = sizes[0]
-            for s in sizes[1:]:
-                m = maximum(m, s)
-            out.append(m)
+            continue
+        m = as_tensor_variable(sizes[0])
+        for s in sizes[1:]:
+            m = switch(eq(m, 1), s, m)
+        out.append(m)
     return tuple(out)
 
 
@@ -137,7 +138,7 @@ def _static_entries(vec, n):
 
 
 class Reshape(Op):
-    """Reshape to a shape vector (one entry may be -1)."""
+    """Reshape to a shape vector of length `ndim` (one entry may be -1)."""
 
     __props__ = ("ndim",)
 
@@ -147,22 +148,28 @@ class Reshape(Op):
     def make_node(self, x, shp):
         x = as_tensor_variable(x)
         shp = as_tensor_variable(shp)
-        if shp.ndim != 1 or shp.type.shape[0] not in (None, self.ndim):
-            raise TypeError(f"Reshape to {self.ndim} dims needs a shape vector of length "
-                            f"{self.ndim}, got {shp.type}")
-        static = tuple(None if (s is None or s < 0) else s
-                       for s in _static_entries(shp, self.ndim))
-        if None not in x.type.shape and static.count(None) == 1 and -1 in _static_entries(shp, self.ndim):
-            known = int(np.prod([s for s in static if s is not None]))
+        if shp.ndim != 1 or shp.type.shape[0] not in (None, self.ndim) or \
+                shp.dtype.startswith("float") or shp.dtype == "bool":
+            raise TypeError(f"Reshape: expected an integer shape vector of length {self.ndim}, "
+                            f"got {shp.type}")
+        entries = _static_entries(shp, self.ndim)
+        if sum(e == -1 for e in entries) > 1 or any(e is not None and e < -1 for e in entries):
+            raise ValueError(f"reshape: invalid shape {entries} (at most one -1, no other "
+                             "negative sizes)")
+        static = tuple(None if (s is None or s < 0) else s for s in entries)
+        if None not in x.type.shape and None not in entries:
             total = int(np.prod(x.type.shape))
-            if known and total % known == 0:
+            known = int(np.prod([s for s in static if s is not None]))
+            if -1 in entries and known and total % known == 0:
                 static = tuple(total // known if s is None else s for s in static)
+            if None not in static and int(np.prod(static)) != total:
+                raise ValueError(f"reshape: cannot reshape {x.type} to {entries}")
         return Apply(self, [x, shp], [TensorType(x.dtype, static)()])
 
     def perform(self, node, inputs, output_storage):
         x, shp = inputs
         try:
-            output_storage[0][0] = np.reshape(x, tuple(shp))
+            output_storage[0][0] = np.reshape(x, tuple(int(s) for s in shp))
         except ValueError as exc:
             raise ValueError(f"cannot reshape an array of shape {x.shape} to {tuple(shp)}") from exc
 
@@ -183,11 +190,37 @@ class Reshape(Op):
         return [[True], [False]]
 
     def infer_shape(self, fgraph, node, input_shapes):
-        from .subtensor import getitem
+        from .math import int_div
 
-        return [tuple(getitem(node.outputs[0].owner.inputs[1], i) for i in range(self.ndim))] \
-            if -1 not in _static_entries(node.inputs[1], self.ndim) \
-            else [shape_tuple(node.outputs[0])]
+        sizes = _shape_entries(node.inputs[1], self.ndim)
+        entries = _static_entries(node.inputs[1], self.ndim)
+        if -1 in entries:
+            k = entries.index(-1)
+            total = _product(input_shapes[0])
+            sizes[k] = int_div(total, _product(sizes[:k] + sizes[k + 1:]))
+        return [tuple(sizes)]
+
+
+def _product(sizes):
+    from .math import mul
+
+    sizes = list(sizes)
+    if not sizes:
+        return as_tensor_variable(np.int64(1))
+    return sizes[0] if len(sizes) == 1 else mul(*sizes)
+
+
+def _shape_entries(vec, n):
+    """Scalar variables for the entries of an int64 shape vector of length n."""
+    from ..graph.basic import Constant
+
+    if isinstance(vec, Constant):
+        return [as_tensor_variable(np.int64(v)) for v in vec.data]
+    if vec.owner is not None and type(vec.owner.op).__name__ == "MakeVector":
+        return list(vec.owner.inputs)
+    from .subtensor import getitem
+
+    return [getitem(vec, i) for i in range(n)]
 
 
 def reshape(x, newshape, ndim=None):
@@ -313,15 +346,12 @@ def flatten(x, ndim=1):
     x = as_tensor_variable(x)
     if ndim < 1 or ndim > max(x.ndim, 1):
         raise ValueError(f"flatten: ndim must be between 1 and {x.ndim}, got {ndim}")
-    from .math import prod
-
-    dims = list(shape_tuple(x)[: ndim - 1])
-    rest = prod(shape(x)[ndim - 1:]) if x.ndim >= ndim else as_tensor_variable(np.int64(1))
-    return reshape(x, dims + [rest], ndim=ndim)
+    dims = list(shape_tuple(x))
+    return reshape(x, dims[: ndim - 1] + [_product(dims[ndim - 1:])], ndim=ndim)
 
 
 class BroadcastTo(Op):
-    """`x` broadcast to a shape vector (a read-only view in NumPy)."""
+    """`x` broadcast to a shape vector of length `ndim` (a fresh array, not a view)."""
 
     __props__ = ("ndim",)
 
@@ -331,17 +361,24 @@ class BroadcastTo(Op):
     def make_node(self, x, shp):
         x = as_tensor_variable(x)
         shp = as_tensor_variable(shp)
+        if shp.ndim != 1 or shp.type.shape[0] not in (None, self.ndim) or \
+                shp.dtype.startswith("float") or shp.dtype == "bool":
+            raise TypeError(f"broadcast_to: expected an integer shape vector of length "
+                            f"{self.ndim}, got {shp.type}")
         if x.ndim > self.ndim:
-            raise TypeError(f"broadcast_to: cannot broadcast {x.type} to {self.ndim} dims")
-        static = list(_static_entries(shp, self.ndim))
+            raise ValueError(f"broadcast_to: cannot broadcast {x.type} to {self.ndim} dims")
         xs = (1,) * (self.ndim - x.ndim) + x.type.shape
-        static = [s if s is not None else (xi if xi not in (None, 1) else None)
-                  for s, xi in zip(static, xs)]
+        static = []
+        for s, xi in zip(_static_entries(shp, self.ndim), xs):
+            if s is not None and xi is not None and xi not in (1, s):
+                raise ValueError(f"broadcast_to: cannot broadcast {x.type} to shape "
+                                 f"{_static_entries(shp, self.ndim)}")
+            static.append(s if s is not None else (xi if xi != 1 else None))
         return Apply(self, [x, shp], [TensorType(x.dtype, static)()])
 
     def perform(self, node, inputs, output_storage):
         x, shp = inputs
-        output_storage[0][0] = np.broadcast_to(x, tuple(shp))
+        output_storage[0][0] = np.broadcast_to(x, tuple(int(s) for s in shp)).copy()
 
     def L_op(self, inputs, outputs, output_grads):
         from ..grad.types import disconnected_grad
@@ -360,9 +397,7 @@ class BroadcastTo(Op):
         return [[True], [False]]
 
     def infer_shape(self, fgraph, node, input_shapes):
-        from .subtensor import getitem
-
-        return [tuple(getitem(node.inputs[1], i) for i in range(self.ndim))]
+        return [tuple(_shape_entries(node.inputs[1], self.ndim))]
 
 
 def broadcast_to(x, shp):
@@ -373,19 +408,20 @@ def broadcast_to(x, shp):
 class SumTo(Op):
     """Sum `g` down to the run-time shape of a reference tensor: leading extra
     dimensions are summed away, and so is every dimension where the reference
-    has size 1 and `g` does not. A no-op when the shapes already agree."""
+    has size 1 and `g` does not. A no-op when the shapes already agree; a
+    ValueError when `g` is not a broadcast of the reference's shape."""
 
     __props__ = ()
 
     def make_node(self, g, ref):
         g, ref = as_tensor_variable(g), as_tensor_variable(ref)
         if ref.ndim > g.ndim:
-            raise TypeError(f"SumTo: {g.type} has fewer dims than the reference {ref.type}")
+            raise ValueError(f"SumTo: {g.type} has fewer dims than the reference {ref.type}")
         return Apply(self, [g, ref], [TensorType(g.dtype, ref.type.shape)()])
 
     def perform(self, node, inputs, output_storage):
         g, ref = inputs
-        output_storage[0][0] = sum_to_shape(g, ref.shape)
+        output_storage[0][0] = np.asarray(sum_to_shape(g, ref.shape), dtype=g.dtype)
 
     def L_op(self, inputs, outputs, output_grads):
         from ..grad.types import disconnected_grad
@@ -410,6 +446,9 @@ class SumTo(Op):
 def sum_to_shape(g, shape):
     """NumPy: sum `g` down to `shape` (the inverse of broadcasting)."""
     lead = g.ndim - len(shape)
+    if lead < 0 or any(b not in (1, a) for a, b in zip(g.shape[lead:], shape)):
+        raise ValueError(f"sum_to: an array of shape {g.shape} is not a broadcast of "
+                         f"shape {tuple(shape)}")
     if lead:
         g = g.sum(axis=tuple(range(lead)))
     axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, shape)) if b == 1 and a != 1)

@@ -85,7 +85,9 @@ class TensorType(Type):
 
         A conversion that changes no value (a list of ints to float64, an int64
         array of small numbers to int32) is accepted; one that loses
-        information needs `allow_downcast`.
+        information needs `allow_downcast`, and so does any float value for an
+        integer or boolean type (a float is never truncated silently, even
+        when it happens to be integral).
         """
         what = what or "value"
         if isinstance(value, np.ndarray) and value.dtype.name == self.dtype:

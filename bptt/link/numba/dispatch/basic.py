@@ -27,11 +27,25 @@ def {{name}}(value, {params}):
 
 @numba_funcify.register(ARange)
 def _arange(op, node, ctx):
+    # NumPy's algorithm, so that float32 ranges round the same way: the length is
+    # ceil((stop - start) / step) in float64; the first two values are converted to
+    # the dtype and the rest are start + i * (second - first) in the dtype.
+    dt = op.dtype
     return Kernel(f"""
 def {{name}}(start, stop, step):
     if step == 0:
         raise ValueError('arange: step must not be 0')
-    return np.arange(start, stop, step).astype({np_dtype(op.dtype)})
+    n = int(np.ceil((np.float64(stop) - np.float64(start)) / np.float64(step)))
+    out = np.empty(max(n, 0), {np_dtype(dt)})
+    if n > 0:
+        out[0] = start
+    if n > 1:
+        out[1] = start + step
+        first = out[0]
+        delta = out[1] - out[0]
+        for i in range(2, n):
+            out[i] = first + {np_dtype(dt)}(i) * delta
+    return out
 """, "arange")
 
 

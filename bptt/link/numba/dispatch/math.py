@@ -1,8 +1,12 @@
-"""Matrix products and reductions."""
-from ....tensor.math import Argmax, Dot, Max, Min, Prod, Reduce, Sum, All, Any
-from ..registry import Kernel, np_dtype, numba_funcify
+"""Matrix products and reductions.
 
-_IDENTITY = {Sum: "0", Prod: "1", All: "True", Any: "False"}
+Reductions are generated loops: one pass over the input in C order, adding
+(or multiplying, comparing...) each element into an accumulator indexed by
+the kept axes. Float sums therefore add in a different order from NumPy's
+pairwise summation; results agree to rounding, not bit for bit.
+"""
+from ....tensor.math import All, Any, Argmax, Dot, Max, Min, Prod, Reduce, Sum
+from ..registry import Kernel, np_dtype, numba_funcify
 
 
 @numba_funcify.register(Dot)
@@ -20,28 +24,33 @@ def {{name}}(a, b):
 
 
 def _int_dot_source(nda, ndb, dt):
-    # np.dot in numba needs floats; integer products are written as loops.
+    # np.dot in numba needs floats; integer products are loops that accumulate in
+    # 64 bits and wrap to the output dtype once (the same result modulo 2**bits).
     rows = "a.shape[0]" if nda == 2 else "1"
     cols = "b.shape[1]" if ndb == 2 else "1"
     ai = "a[i, k]" if nda == 2 else "a[k]"
     bj = "b[k, j]" if ndb == 2 else "b[k]"
     shape = {(2, 2): "(n, m)", (2, 1): "(n,)", (1, 2): "(m,)", (1, 1): None}[(nda, ndb)]
     idx = {(2, 2): "[i, j]", (2, 1): "[i]", (1, 2): "[j]", (1, 1): None}[(nda, ndb)]
+    acc = "np.uint64(0)" if dt.startswith("u") else "np.int64(0)"
+    check = """
+    if a.shape[-1] != b.shape[0]:
+        raise ValueError('dot: shapes not aligned')"""
     if shape is None:
         return f"""
-def {{name}}(a, b):
-    acc = np.{dt}(0)
+def {{name}}(a, b):{check}
+    acc = {acc}
     for k in range(a.shape[0]):
         acc += a[k] * b[k]
-    return acc
+    return np.{dt}(acc)
 """
     return f"""
-def {{name}}(a, b):
+def {{name}}(a, b):{check}
     n, m = {rows}, {cols}
-    out = np.zeros({shape}, {np_dtype(dt)})
+    out = np.empty({shape}, {np_dtype(dt)})
     for i in range(n):
         for j in range(m):
-            acc = np.{dt}(0)
+            acc = {acc}
             for k in range(a.shape[-1]):
                 acc += {ai} * {bj}
             out{idx} = acc
@@ -49,64 +58,70 @@ def {{name}}(a, b):
 """
 
 
+_IDENTITY = {Sum: "0", Prod: "1", All: "True", Any: "False"}
+_UPDATE = {Sum: "{acc} += {x}", Prod: "{acc} *= {x}",
+           All: "{acc} = {acc} and {x} != 0", Any: "{acc} = {acc} or {x} != 0",
+           Max: "if {x} > {acc} or {x} != {x}:\n    {acc} = {x}",
+           Min: "if {x} < {acc} or {x} != {x}:\n    {acc} = {x}"}
+
+
 def _reduce_loop_source(op, node):
     """A reduction over `op.axis` written as one pass over the input."""
-    x = node.inputs[0]
-    out = node.outputs[0]
-    nd, axes = x.ndim, op.axis
+    x, out = node.inputs[0], node.outputs[0]
+    nd, axes, odt = x.ndim, op.axis, out.dtype
     kept = [i for i in range(nd) if i not in axes]
-    odt = out.dtype
-    idx = ", ".join(f"j{i}" for i in range(nd))
-    oidx = ", ".join(f"j{i}" for i in kept)
-    if isinstance(op, (Max, Min)):
-        init = f"x[{', '.join('0' if i in axes else ':' for i in range(nd))}].copy()" if kept \
-            else f"x[{', '.join('0' for _ in range(nd))}]"
-        cmp = ">" if isinstance(op, Max) else "<"
-        upd = f"v = x[{idx}]\n{{ind}}if v {cmp} acc{{sub}} or v != v:\n{{ind}}    acc{{sub}} = v"
-    else:
-        ident = _IDENTITY[type(op)]
-        init = f"np.full(({', '.join(f'x.shape[{i}]' for i in kept)},), {ident}, {np_dtype(odt)})" \
-            if kept else f"np.{odt}({ident})" if odt != "bool" else ident
-        opsym = {Sum: "+=", Prod: "*=", All: "&=", Any: "|="}[type(op)]
-        upd = f"acc{{sub}} {opsym} x[{idx}]"
+    kind = type(op) if type(op) in _UPDATE else next(c for c in _UPDATE if isinstance(op, c))
     lines = ["def {name}(x):"]
-    if isinstance(op, (Max, Min)):
-        lines.append("    if x.size == 0:")
-        lines.append("        raise ValueError('zero-size array to reduction operation with no identity')")
-    lines.append(f"    acc = {init}")
+    if kind in (Max, Min):
+        # NumPy refuses an extremum over zero elements, even when the result is empty.
+        reduced = " * ".join(f"x.shape[{i}]" for i in axes)
+        lines += [f"    if {reduced} == 0:",
+                  f"        raise ValueError('zero-size array to reduction operation "
+                  f"{kind.__name__.lower()} which has no identity')"]
+        first = ", ".join("0" if i in axes else ":" for i in range(nd))
+        lines.append(f"    acc = x[{first}]" + (".copy()" if kept else ""))
+    else:
+        ident = _IDENTITY[kind] if odt == "bool" else f"np.{odt}({_IDENTITY[kind]})"
+        shape = "".join(f"x.shape[{i}], " for i in kept)
+        lines.append(f"    acc = np.full(({shape}), {ident}, {np_dtype(odt)})" if kept
+                     else f"    acc = {ident}")
     ind = "    "
     for i in range(nd):
         lines.append(f"{ind}for j{i} in range(x.shape[{i}]):")
         ind += "    "
-    sub = f"[{oidx}]" if kept else ""
-    for line in upd.format(ind=ind, sub=sub).split("\n"):
-        lines.append(line if line.startswith(ind) else ind + line)
-    lines.append("    return acc")
+    acc = "acc[" + ", ".join(f"j{i}" for i in kept) + "]" if kept else "acc"
+    elem = "x[" + ", ".join(f"j{i}" for i in range(nd)) + "]"
+    lines += [ind + line for line in _UPDATE[kind].format(acc=acc, x=elem).split("\n")]
+    result = "acc" if kept or odt == "bool" else f"np.{odt}(acc)"
+    lines.append(f"    return {result}")
     return "\n".join(lines) + "\n"
 
 
 @numba_funcify.register(Reduce)
 def _reduce(op, node, ctx):
-    x = node.inputs[0]
+    x, out = node.inputs[0], node.outputs[0]
     if not op.axis:
-        return "{0}.copy()" if x.ndim else "{0}"
-    if isinstance(op, Sum) and len(op.axis) == x.ndim and x.dtype in ("float32", "float64"):
-        return "np.sum({0})"
-    return Kernel(_reduce_loop_source(op, node), type(op).__name__.lower())
+        if x.dtype == out.dtype:
+            return "{0}.copy()" if x.ndim else "{0}"
+        return f"{{0}}.astype({np_dtype(out.dtype)})" if x.ndim else f"np.{out.dtype}({{0}})"
+    return Kernel(_reduce_loop_source(op, node), f"reduce_{type(op).__name__.lower()}")
 
 
 @numba_funcify.register(Argmax)
 def _argmax(op, node, ctx):
     fn = "argmax" if op.which == "max" else "argmin"
     x = node.inputs[0]
+    if x.ndim == 0:
+        return "np.int64(0)"
     if op.axis is None or x.ndim == 1:
-        return f"np.{fn}({{0}})"
-    # Move the axis last, then take arg-extremum of each row.
-    nd = x.ndim
-    perm = tuple(i for i in range(nd) if i != op.axis) + (op.axis,)
+        return f"np.int64(np.{fn}({{0}}))"
+    # Move the axis last, then take the arg-extremum of each row.
+    perm = tuple(i for i in range(x.ndim) if i != op.axis) + (op.axis,)
     return Kernel(f"""
 def {{name}}(x):
     y = np.transpose(x, {perm!r})
+    if y.shape[-1] == 0:
+        raise ValueError('attempt to get {fn} of an empty sequence')
     flat = np.ascontiguousarray(y).reshape((-1, y.shape[-1]))
     out = np.empty(flat.shape[0], np.int64)
     for i in range(flat.shape[0]):

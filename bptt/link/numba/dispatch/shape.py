@@ -86,20 +86,25 @@ def _sum_to(op, node, ctx):
     n, m = g.ndim, ref.ndim
     lead = n - m
     if m == 0:
-        return "np.sum({0})" if n else "{0}"
+        return f"np.{g.dtype}(np.sum({{0}}))" if n else "{0}"
     gi = ", ".join(f"j{i}" for i in range(n))
     oi = ", ".join(f"(j{lead + i} if ref.shape[{i}] != 1 else 0)" for i in range(m))
     loops, ind = [], "    "
     for i in range(n):
         loops.append(f"{ind}for j{i} in range(g.shape[{i}]):")
         ind += "    "
-    same = " and ".join(f"g.shape[{i}] == ref.shape[{i}]" for i in range(m)) if not lead else "False"
+    # Writing out of bounds would corrupt memory: check that g broadcasts from ref.
+    check = "\n".join(
+        f"    if ref.shape[{i}] != 1 and ref.shape[{i}] != g.shape[{lead + i}]:\n"
+        f"        raise ValueError('sum_to: the gradient is not a broadcast of the input shape')"
+        for i in range(m))
+    same = " and ".join(f"g.shape[{i}] == ref.shape[{i}]" for i in range(m))
+    fast = f"    if {same}:\n        return g\n" if not lead else ""
     body = "\n".join(loops)
     return Kernel(f"""
 def {{name}}(g, ref):
-    if {same}:
-        return g
-    out = np.zeros(ref.shape, g.dtype)
+{check}
+{fast}    out = np.zeros(ref.shape, g.dtype)
 {body}
 {ind}out[{oi}] += g[{gi}]
     return out
