@@ -10,12 +10,14 @@ os.environ.setdefault("BPTT_CACHE_DIR", tempfile.mkdtemp(prefix="bptt-test-cache
 # Check the IR after every rewrite pass and every grad (bptt.graph.verify).
 os.environ.setdefault("BPTT_CHECK_IR", "1")
 
+# `mode` is a constant string, so sharing it between hypothesis examples is safe.
 settings.register_profile(
     "ci", derandomize=True, max_examples=25, deadline=None, print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.function_scoped_fixture])
 settings.register_profile(
     "dev", max_examples=300, deadline=None, print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow])
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 MODES = ["PY", "NUMBA"]
