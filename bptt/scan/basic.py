@@ -104,7 +104,8 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
         Accepted for compatibility; the compiled function's mode runs the loop.
     profile : bool or str
         Count calls, steps and loop time of this scan (named by `name`, or by
-        the string given); read them with ``bptt.scan.profiles(f)``.
+        the string given); read them with ``bptt.scan.profiles(f)``
+        (``from bptt.scan import profiles``).
     name : str, optional
         Names the loop in errors, printing and profiles.
     strict : bool
