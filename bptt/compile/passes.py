@@ -11,8 +11,8 @@ from __future__ import annotations
 from ..config import config
 from ..graph.rewriting import Fixpoint, InToOut
 from ..graph.verify import verify
-from ..tensor.rewriting import (canonical_rewriters, constant_folding, merge,
-                                protect_constant_outputs, remove_dead_code, shape_rewriters)
+from ..tensor.rewriting import (canonical_rewriters, constant_folding, merge, remove_dead_code,
+                                shape_rewriters)
 
 
 class PassManager:
@@ -52,7 +52,6 @@ pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [const
             "shrink gradient graphs: sizes from their sources, no x*1, x+0, -(-x), "
             "stacked views, casts, or sum_to/broadcast_to/alloc that change nothing")
 pm.add_pass(remove_dead_code, "the linker and printer see only the nodes an output needs")
-pm.add_pass(protect_constant_outputs, "a call never hands out the storage of a constant")
 
 
 def run_passes(fgraph, exclude=()):

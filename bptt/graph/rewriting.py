@@ -59,6 +59,7 @@ def fired(fgraph):
 
 
 def record(fgraph, rewrite, node, driver=None):
+    """Append a `RewriteRecord` to `fgraph`'s history (graph passes call this themselves)."""
     rewrite_history(fgraph).append(RewriteRecord(rewrite, driver, str(node)))
 
 
@@ -200,13 +201,12 @@ class InToOut(GraphRewriter):
         self._by_class = {}
 
     def _candidates(self, op):
+        """The rewriters tracking `op` (the class-level part of the answer is cached)."""
         cls = type(op)
         if cls not in self._by_class:
-            self._by_class[cls] = [r for r in self.rewriters
-                                   if r.tracks is None or any(
-                                       isinstance(t, type) and isinstance(op, t)
-                                       or not isinstance(t, type) and type(t) is cls
-                                       for t in r.tracks)]
+            self._by_class[cls] = [r for r in self.rewriters if r.tracks is None or any(
+                issubclass(cls, t) if isinstance(t, type) else type(t) is cls
+                for t in r.tracks)]
         return [r for r in self._by_class[cls] if r.applies_to(op)]
 
     def apply(self, fgraph):

@@ -182,5 +182,5 @@ def _check_make_node(node):
     for i, (have, want) in enumerate(zip(node.outputs, fresh.outputs)):
         why = type_conflict(want.type, have.type)
         if why is not None:
-            raise IRError(f"node {_name(node)}: output {i} has {why} (make_node gives "
-                          f"{want.type})")
+            raise IRError(f"node {_name(node)}: output {i} is {have.type}, but make_node "
+                          f"gives {want.type}: {why}")

@@ -8,22 +8,18 @@ with the PY mode. Not folded:
 * nodes with a shared variable among their inputs (a shared variable is
   never a `Constant`, so the all-constant test already excludes them);
 * results larger than `MAX_ELEMENTS`, which would bloat the compiled code;
-* copies (``tensor_copy``): a copy exists to produce a fresh buffer;
 * nodes whose `perform` raises: the error is left for run time, where it
   names the call that caused it.
 
-`protect_constant_outputs` is the companion pass: a graph output that is a
-constant is returned through a copy, so callers never receive (and mutate)
-the storage of a constant.
+A folded graph output is safe to return: both linkers hand the caller
+arrays that share memory with no constant.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...graph.basic import Constant
-from ...graph.rewriting import graph_pass, node_rewriter, record
-from ..elemwise import Elemwise
-from ..scalar_ops import Identity
+from ...graph.rewriting import node_rewriter
 from ..type import TensorConstant, TensorType
 
 #: Results with more elements than this stay computed at run time.
@@ -40,8 +36,6 @@ def is_stateful(node):
 
 def _foldable(node):
     if not all(isinstance(v, Constant) for v in node.inputs) or is_stateful(node):
-        return False
-    if isinstance(node.op, Elemwise) and isinstance(node.op.scalar_op, Identity):
         return False
     for out in node.outputs:
         if None not in out.type.shape and np.prod(out.type.shape, dtype=np.int64) > MAX_ELEMENTS:
@@ -69,17 +63,3 @@ def constant_folding(fgraph, node):
         value = np.array(value, copy=True, order="C")
         results.append(TensorConstant(TensorType(value.dtype, value.shape), value))
     return results
-
-
-@graph_pass()
-def protect_constant_outputs(fgraph):
-    """Return constant graph outputs through a copy (fresh storage on every call)."""
-    from ..basic import tensor_copy
-
-    changed = False
-    for i, out in enumerate(list(fgraph.outputs)):
-        if isinstance(out, Constant) and isinstance(out.type, TensorType):
-            fgraph.change_input("output", i, tensor_copy(out))
-            record(fgraph, "protect_constant_outputs", out)
-            changed = True
-    return changed

@@ -225,7 +225,7 @@ def _subtensor_keys(op, x_keys):
     out = []
     for d, key in enumerate(x_keys):
         entry = op.idx_list[d] if d < len(op.idx_list) else (None, None, None)
-        if isinstance(entry, (int, np.integer)):
+        if not isinstance(entry, tuple):        # an int or a scalar input: dropped
             continue
         start, stop, step = entry
         whole = start is None and stop is None and step in (None, 1, -1)
