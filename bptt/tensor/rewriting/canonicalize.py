@@ -21,7 +21,7 @@ from ..basic import Alloc
 from ..elemwise import Elemwise
 from ..scalar_ops import Add, Cast, Identity, Mul, Neg
 from ..shape import BroadcastTo, DimShuffle
-from .shape import shape_keys
+from .sizes import shape_keys
 
 
 def filled_with(v):

@@ -1,25 +1,6 @@
-"""Shape rewrites, and the symbolic size facts they rest on.
+"""Shape rewrites: sizes from their sources, and shape plumbing that changes nothing.
 
-`dim_key(fgraph, v, i)` names the run-time size of dimension `i` of `v` by
-where it comes from, following ops whose output sizes are those of an input
-or of a shape argument:
-
-* ``("const", n)``      a known size;
-* ``("dim", w, j)``     the size of dimension `j` of variable `w` (nothing more known);
-* ``("value", s)``      the value of the int scalar variable `s`.
-
-Two equal keys prove two sizes equal at run time (for any run that does not
-fail a shape check), which is how useless `SumTo`, `BroadcastTo` and `Alloc`
-nodes are found, and how ``Shape_i`` of a computed tensor is lifted to the
-tensor (or scalar) its size comes from. Ops that fail unless two sizes agree
-(the inner dimensions of `Dot`) also make their keys equal (`_SizeFacts`).
-Like PyTensor's "shape_unsafe" rewrites, this assumes the graph runs without
-a shape error: a rewrite may remove the only node that would have reported
-one. Keys are cached per graph; a key remains a true fact after rewrites
-(replacements keep values), so the cache is never invalidated, only possibly
-less useful.
-
-The rewrites:
+They rest on the size facts of `sizes` (``dim_key``, ``shape_keys``).
 
 * ``Shape_i(x)``  -> a constant when x's size is static, else the source of
   the size (``Shape_i(Alloc(v, n, m))`` is ``n``; ``Shape_i(tanh(W @ x))`` is
@@ -32,314 +13,14 @@ The rewrites:
 """
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
-from ...graph.basic import Constant
 from ...graph.rewriting import can_replace, node_rewriter
-from ..basic import Alloc, Join, MakeVector
-from ..elemwise import Elemwise
-from ..math import Dot, Reduce
-from ..scalar_ops import Cast
-from ..shape import BroadcastTo, DimShuffle, Reshape, Shape, Shape_i, SumTo
+from ..basic import Alloc
+from ..shape import BroadcastTo, Shape, Shape_i, SumTo
 from ..type import TensorConstant, TensorType
-
-_infos = weakref.WeakKeyDictionary()
-
-
-def const_int(n):
-    """A (strong) int64 scalar constant: weak constants must not enter rewritten graphs."""
-    return TensorConstant(TensorType("int64", ()), np.asarray(n, dtype="int64"))
-
-
-# -- size keys -----------------------------------------------------------------------
-
-class _SizeFacts:
-    """Per graph: the keys of each variable's dimensions, and which keys name equal sizes.
-
-    Equalities come from ops that fail unless two sizes agree (the inner
-    dimensions of `Dot`, the non-joined dimensions of `Join`). They are kept
-    in a union-find whose roots prefer constants, so ``find`` maps a key to
-    the best-known name of its size.
-    """
-
-    def __init__(self):
-        self.keys = {}
-        self.parent = {}
-        self.inferred = {}
-
-    def find(self, key):
-        root = key
-        while self.parent.get(root, root) != root:
-            root = self.parent[root]
-        while key != root:
-            key, self.parent[key] = self.parent[key], root
-        return root
-
-    def union(self, a, b):
-        a, b = self.find(a), self.find(b)
-        if a == b or (a[0] == "const" and b[0] == "const"):
-            return   # two different constants: the run fails anyway; learn nothing
-        if a[0] == "const":
-            a, b = b, a
-        self.parent[a] = b
-
-
-def _facts(fgraph):
-    return _infos.setdefault(fgraph, _SizeFacts())
-
-
-def dim_key(fgraph, v, i):
-    """The key of the size of dimension `i` of `v` (see the module docstring)."""
-    return shape_keys(fgraph, v)[i]
-
-
-def shape_keys(fgraph, v):
-    """Keys of every dimension of `v` (each the root of its class of equal sizes)."""
-    facts = _facts(fgraph)
-    if v not in facts.keys:
-        for w in _uncached_ancestors(v, facts.keys):
-            facts.keys[w] = _keys_of(w, facts)
-    return tuple(facts.find(k) for k in facts.keys[v])
-
-
-def _uncached_ancestors(v, cache):
-    """Tensor variables `v` depends on (itself last) whose keys are not cached yet."""
-    order, seen, stack = [], set(), [(v, False)]
-    while stack:
-        w, expanded = stack.pop()
-        if expanded:
-            order.append(w)
-            continue
-        if w in cache or w in seen or not isinstance(w.type, TensorType):
-            continue
-        seen.add(w)
-        stack.append((w, True))
-        if w.owner is not None:
-            stack.extend((i, False) for i in w.owner.inputs)
-    return order
-
-
-def _keys_of(v, facts):
-    static = v.type.shape
-    derived = _derived_keys(v, facts) if v.owner is not None else None
-    keys = []
-    for i, s in enumerate(static):
-        if s is not None:
-            keys.append(("const", s))
-        elif derived is not None and derived[i] is not None:
-            keys.append(derived[i])
-        else:
-            keys.append(("dim", v, i))
-    if derived is not None:
-        for k, d in zip(keys, derived):
-            if d is not None and k != d:
-                facts.union(k, d)      # a static size names the derived source too
-    return tuple(keys)
-
-
-def value_key(s, facts):
-    """Key of the value of an integer scalar `s` used as a size."""
-    if isinstance(s, Constant):
-        return ("const", int(s.data))
-    node = s.owner
-    known = None
-    if node is not None and isinstance(node.op, Shape_i):
-        known = _key_of_dim(facts, node.inputs[0], node.op.i)
-    elif node is not None and _is_int_cast(node):
-        return value_key(node.inputs[0], facts)
-    elif node is not None and _is_shape_entry(node):
-        known = _key_of_dim(facts, node.inputs[0].owner.inputs[0], _index_of(node))
-    return known if known is not None else ("value", s)
-
-
-def _key_of_dim(facts, x, i):
-    """The cached key of dimension i of x; None if x has none yet (it is being computed)."""
-    keys = facts.keys.get(x)
-    return None if keys is None else keys[i]
-
-
-def entry_key(vec, i, facts):
-    """Key of entry `i` of an integer vector used as a shape (None if unknown)."""
-    if isinstance(vec, Constant):
-        return ("const", int(vec.data[i]))
-    node = vec.owner
-    if node is not None and isinstance(node.op, MakeVector):
-        return value_key(node.inputs[i], facts)
-    if node is not None and isinstance(node.op, Shape):
-        return _key_of_dim(facts, node.inputs[0], i)
-    return None
-
-
-def _is_int_cast(node):
-    return (isinstance(node.op, Elemwise) and isinstance(node.op.scalar_op, Cast)
-            and node.outputs[0].dtype.startswith("int")
-            and node.inputs[0].dtype.startswith(("int", "uint")))
-
-
-def _derived_keys(v, facts):
-    """Keys that `v`'s op passes on from its inputs (None where it passes nothing)."""
-    node, op = v.owner, v.owner.op
-    ins = node.inputs
-    keys = facts.keys
-    if isinstance(op, Elemwise):
-        return _elemwise_keys(v, ins, facts)
-    if isinstance(op, DimShuffle):
-        return [("const", 1) if o == "x" else keys[ins[0]][o] for o in op.new_order]
-    if isinstance(op, Alloc):
-        return [value_key(d, facts) for d in ins[1:]]
-    if isinstance(op, BroadcastTo):
-        return [entry_key(ins[1], i, facts) for i in range(v.ndim)]
-    if isinstance(op, SumTo):      # by contract: the run-time shape of the reference
-        return list(keys[ins[1]])
-    if isinstance(op, Dot):
-        a, b = keys[ins[0]], keys[ins[1]]
-        facts.union(a[-1], b[0])   # the product fails unless the inner sizes agree
-        return list(a[:-1]) + list(b[1:])
-    if isinstance(op, Reduce):
-        return [k for d, k in enumerate(keys[ins[0]]) if d not in op.axis]
-    if isinstance(op, Reshape):
-        out = [entry_key(ins[1], i, facts) for i in range(v.ndim)]
-        return [k if k is not None and k[0] in ("const", "dim") and k != ("const", -1)
-                else None for k in out]
-    if isinstance(op, Join):
-        for x in ins[1:]:
-            for d, (a, b) in enumerate(zip(keys[ins[0]], keys[x])):
-                if d != op.axis:
-                    facts.union(a, b)
-        return [None if d == op.axis else k for d, k in enumerate(keys[ins[0]])]
-    if _is_basic_subtensor(op):
-        return _subtensor_keys(op, keys[ins[0]])
-    return _inferred_keys(v, facts)
-
-
-def _is_basic_subtensor(op):
-    cls = _subtensor_class()
-    return cls is not None and isinstance(op, cls)
-
-
-def _subtensor_keys(op, x_keys):
-    """Basic indexing: an integer drops a dimension, a whole slice (``:`` or ``::-1``)
-    keeps its size, other slices give an unknown size."""
-    out = []
-    for d, key in enumerate(x_keys):
-        entry = op.idx_list[d] if d < len(op.idx_list) else (None, None, None)
-        if not isinstance(entry, tuple):        # an int or a scalar input: dropped
-            continue
-        start, stop, step = entry
-        whole = start is None and stop is None and step in (None, 1, -1)
-        out.append(key if whole else None)
-    return out
-
-
-def _inferred_keys(v, facts):
-    """Keys from the op's `infer_shape`, fed with the inputs' sizes (once per node).
-
-    The fallback for ops without a rule above (indexing, Scan): an output size
-    that `infer_shape` gives as an input's size or a constant gets that key.
-    """
-    node = v.owner
-    if node not in facts.inferred:
-        facts.inferred[node] = _run_infer_shape(node, facts)
-    shapes = facts.inferred[node]
-    return None if shapes is None else shapes[v.index]
-
-
-def _run_infer_shape(node, facts):
-    infer = getattr(node.op, "infer_shape", None)
-    if infer is None:
-        return None
-    in_shapes = [tuple(const_int(s) if s is not None else Shape_i(j)(x)
-                       for j, s in enumerate(x.type.shape))
-                 if isinstance(x.type, TensorType) else None for x in node.inputs]
-    try:
-        out_shapes = infer(None, node, in_shapes)
-    except Exception:   # noqa: BLE001  (an op that cannot say: nothing is known)
-        return None
-    result = []
-    for out, shape in zip(node.outputs, out_shapes):
-        if not isinstance(out.type, TensorType) or shape is None or len(shape) != out.ndim:
-            result.append(None)
-            continue
-        keys = []
-        for size in shape:
-            key = ("const", int(size)) if isinstance(size, (int, np.integer)) \
-                else value_key(size, facts) if hasattr(size, "owner") else None
-            keys.append(None if key is None or key[0] == "value" else key)
-        result.append(keys)
-    return result
-
-
-def _elemwise_keys(v, ins, facts):
-    """Broadcasting: a dimension's size is that of every input not statically 1 there."""
-    out = []
-    for d in range(v.ndim):
-        roots = set()
-        for x in ins:
-            k = d - (v.ndim - x.ndim)
-            if k >= 0 and x.type.shape[k] != 1:
-                roots.add(facts.find(facts.keys[x][k]))
-        out.append(("const", 1) if not roots else (roots.pop() if len(roots) == 1 else None))
-    return out
-
-
-def key_variable(fgraph, key):
-    """An int64 scalar holding the size a key names, built only from variables
-    still in `fgraph` (a cached key may name one a rewrite has removed); or None."""
-    kind, var = key[0], key[1]
-    if kind == "const":
-        if var < 0:
-            return None
-        return const_int(var)
-    if var not in fgraph.variables:
-        return None
-    if kind == "dim":
-        return Shape_i(key[2])(var)
-    if var.type == TensorType("int64", ()) and not getattr(var, "weak", False):
-        return var
-    return None
-
-
-# -- Subtensor of Shape (the indexing ops live in tensor/subtensor.py) -----------------
-
-def _subtensor_class():
-    try:
-        from ..subtensor import Subtensor
-    except ImportError:   # indexing not written yet: the rewrite never matches
-        return None
-    return Subtensor
-
-
-def _is_shape_entry(node):
-    """Whether `node` is ``Shape(x)[i]`` with a constant scalar index."""
-    cls = _subtensor_class()
-    return (cls is not None and isinstance(node.op, cls) and node.outputs[0].ndim == 0
-            and node.inputs[0].owner is not None and isinstance(node.inputs[0].owner.op, Shape)
-            and _index_of(node) is not None)
-
-
-def _index_of(node):
-    """The constant index of a Subtensor taking one entry of a vector, or None.
-
-    Subtensor keeps a constant index in its ``idx_list`` (an int) and reads a
-    symbolic one from its second input (entry ``"?"``), which constant folding
-    may have turned into a constant.
-    """
-    idx = getattr(node.op, "idx_list", None)
-    if idx is None or len(idx) != 1:
-        return None
-    entry = idx[0]
-    if isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
-        value = int(entry)
-    elif entry == "?" and len(node.inputs) == 2 and isinstance(node.inputs[1], Constant):
-        value = int(node.inputs[1].data)
-    else:
-        return None
-    n = node.inputs[0].type.shape[0]
-    if value < 0:
-        value = value + n if n is not None else -1
-    return value if 0 <= value and (n is None or value < n) else None
+from .sizes import (const_int, dim_key, is_shape_entry, key_variable, shape_entry_index,
+                    shape_keys, size_facts, subtensor_class, value_key)
 
 
 # -- rewrites ------------------------------------------------------------------------
@@ -375,17 +56,17 @@ def shape_of_static(fgraph, node):
 
 
 def _shape_entry_rewriter():
-    cls = _subtensor_class()
+    cls = subtensor_class()
     if cls is None:
         return None
 
     @node_rewriter([cls])
     def subtensor_of_shape(fgraph, node):
         """``Shape(x)[i]`` with a constant i -> ``Shape_i(x)`` (then lifted like any Shape_i)."""
-        if not _is_shape_entry(node):
+        if not is_shape_entry(node):
             return None
         x = node.inputs[0].owner.inputs[0]
-        out = Shape_i(_index_of(node))(x)
+        out = Shape_i(shape_entry_index(node))(x)
         return [out] if out.type == node.outputs[0].type else None
 
     return subtensor_of_shape
@@ -424,7 +105,7 @@ def useless_alloc(fgraph, node):
 
 
 def _useless_subtensor_rewriter():
-    cls = _subtensor_class()
+    cls = subtensor_class()
     if cls is None:
         return None
 
@@ -452,9 +133,9 @@ def _whole_slice(fgraph, x, d, start, stop, step):
     if stop is None:
         return True
     key = ("const", int(stop)) if isinstance(stop, (int, np.integer)) \
-        else value_key(stop, _facts(fgraph))
+        else value_key(stop, size_facts(fgraph))
     shape_keys(fgraph, x)
-    return _facts(fgraph).find(key) == dim_key(fgraph, x, d)
+    return size_facts(fgraph).find(key) == dim_key(fgraph, x, d)
 
 
 def shape_rewriters():
