@@ -645,17 +645,36 @@ def _sequence_nit_sots(bw):
         forward sequence k, row t      ->   backward nit_sot g_x_k, row s = E-1-t
         outer: zeros like x_k, rows [start, E) = g_x_k[::-1]      (other rows: zero)
     """
+    from ..tensor.basic import tensor_copy
+
     op, info = bw.node.op, bw.node.op.info
     a = bw.args
+    rows = {v for group, ins, outs in zip(a.inner_in_mit_mot, a.mit_mot_in_slices,
+                                          a.mit_mot_out_slices)
+            for v, k in zip(group, ins) if k in outs}     # rows the step also writes
     for k, i in enumerate(info.inner_in_seqs):
         c = bw.contrib.get(i)
         if c is None:
             continue
+        if _views_one_of(c, rows):   # nit_sots are written after the step's mit_mot rows
+            c = tensor_copy(c)
         a.outer_in_nit_sot.append(bw.window.steps)
         a.inner_out_nit_sot.append(c)
         a.outer_out_nit_sot.append(None)
         a.labels[c] = f"the gradient of sequence {k} of {info.label}"
         bw.outputs[("seq", k)] = len(a.outer_in_nit_sot) - 1
+
+
+_VIEWS = ("DimShuffle", "Subtensor", "Reshape", "SumTo")
+
+
+def _views_one_of(v, inputs):
+    """Whether `v` may share memory with one of `inputs` (it is one, or a view of one)."""
+    while v not in inputs:
+        if v.owner is None or type(v.owner.op).__name__ not in _VIEWS:
+            return False
+        v = v.owner.inputs[0]
+    return True
 
 
 def _nit_sot_cotangents(bw, output_grads):

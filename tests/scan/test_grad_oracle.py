@@ -82,7 +82,11 @@ def config_strategy(mode, pool=NUMBA_POOL):
 
 # -- the step function ---------------------------------------------------------------------
 def make_step(cfg):
-    """A step mixing every input nonlinearly; each output its own combination."""
+    """A step mixing every input nonlinearly; each output its own combination.
+
+    Even outputs are a tanh, whose derivative reads its result: the backward step
+    must read it from the stored rows. Odd ones multiply in a product term.
+    """
     n_seq_args = sum(len(t) for t in cfg.seq_taps)
     n_out = len(cfg.outs)
 
@@ -96,8 +100,8 @@ def make_step(cfg):
                 acc[j] = acc[j] + a * COEF[(3 * i + 5 * j) % len(COEF)]
         outs = []
         for j in range(n_out):
-            o = T.tanh(acc[j])
-            if args:
+            o = T.tanh(acc[j])      # even outputs: tanh's derivative reads the stored output
+            if args and j % 2:
                 o = o * (1.0 + 0.3 * T.sin(args[j % len(args)]))
             outs.append(o)
         if cfg.until:
@@ -141,8 +145,13 @@ def draw_problem(draw, cfg):
     lengths = [steps + s + e for s, e in zip(spans, extras)]
     seqs = [rng.normal(size=(ln, m)) for ln in lengths[:len(cfg.seq_taps)]]
     flags = None
-    if cfg.until:
-        flags = (rng.random(lengths[-1]) < draw(st.sampled_from([0.0, 0.3, 0.6]))).astype("int64")
+    if cfg.until:   # stop after processing step `stop` (never, when stop == steps)
+        stop = draw(st.integers(0, steps))
+        order = (rng.random(lengths[-1]) < 0.3).astype("int64")
+        order[:stop] = 0
+        order[stop:stop + 1] = 1 if stop < steps else order[stop:stop + 1]
+        backwards = cfg.go_backwards != (n is not None and n < 0)
+        flags = order[::-1].copy() if backwards else order
     inits = [None if not t else rng.normal(size=m) if t == (-1,) else
              rng.normal(size=(-min(t) + draw(st.integers(0, 1)), m)) for t in cfg.outs]
     backwards = cfg.go_backwards != (n is not None and n < 0)

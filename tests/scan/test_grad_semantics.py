@@ -386,3 +386,14 @@ def test_second_derivative_matches_finite_differences_of_the_gradient(mode):
     rng = np.random.default_rng(10)
     bptt.verify_grad(fun, [rng.normal(size=(5, 2)), rng.normal(size=(2, 2)), rng.normal(size=2)],
                      mode=mode, rng=np.random.default_rng(3))
+
+
+def test_sequence_gradient_read_from_a_slot_the_backward_step_overwrites(mode):
+    """mit_mot in-tap 0 / out-tap 0 with m_t <- 0.5 m_t + x_t: the gradient of x_t is the
+    cotangent read from the very slot the backward step then overwrites with 0.5 of it."""
+    m, x_t = T.dvector("m"), T.dvector("x_t")
+    op = Scan([x_t, m], [0.5 * m + x_t],
+              _info(n_seqs=1, mit_mot_in_slices=((0,),), mit_mot_out_slices=((0,),)))
+    rng = np.random.default_rng(11)
+    bptt.verify_grad(lambda x, buf: op(T.constant(np.int64(3)), x, buf),
+                     [rng.normal(size=(3, 2)), rng.normal(size=(4, 2))], mode=mode)
