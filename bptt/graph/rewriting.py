@@ -23,6 +23,10 @@ the old one's type, or one that only knows more static sizes. Anything else
 is a `RewriteTypeError` naming the rewrite. Each replacement is recorded in
 the graph's `rewrite_history`, which tests and debugging read.
 
+A replacement must not be computed from a client of the variable it
+replaces: that closes a cycle (`verify` reports it; the drivers' own
+topological sort raises instead of looping).
+
 Modelled on PyTensor's ``graph/rewriting/basic.py`` (``node_rewriter``,
 ``in2out``, ``EquilibriumGraphRewriter``), much reduced.
 """
