@@ -48,7 +48,7 @@ class Elemwise(Op):
         return self.scalar_op.name
 
     def __call__(self, *inputs):
-        inputs = [as_tensor_variable(x) for x in inputs]
+        inputs = [_as_input(x, self.scalar_op.name, k) for k, x in enumerate(inputs)]
         if self.scalar_op.python_operator and inputs and all(_is_weak(x) for x in inputs):
             return _fold_weak(self, inputs)
         return super().__call__(*inputs)

@@ -259,6 +259,8 @@ def normalize_axis(axis, ndim, what):
     """A sorted tuple of non-negative axes; every axis for None."""
     if axis is None:
         return tuple(range(ndim))
+    if not isinstance(axis, (int, np.integer, list, tuple)):
+        raise TypeError(f"{what}: axis must be an int, a tuple of ints or None, got {axis!r}")
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out = []
     for a in axes:
@@ -508,16 +510,15 @@ def any(x, axis=None, keepdims=False):
 
 
 def mean(x, axis=None, keepdims=False):
-    """Arithmetic mean (derived: sum / count). Integers give floats (float64, or
-    floatX for small ones, as Theano)."""
+    """Arithmetic mean (derived: sum / count). Integers are summed as floats, as in
+    NumPy (float64, or floatX for small integers, as Theano)."""
     from .basic import cast
     from .type import upgrade_to_float
 
     x = as_tensor_variable(x)
     axes = normalize_axis(axis, x.ndim, "mean")
-    s = sum(x, axes, keepdims)
     dtype = upgrade_to_float(x.dtype)
-    return cast(s, dtype) / cast(_size(x, axes), dtype)
+    return sum(cast(x, dtype), axes, keepdims) / cast(_size(x, axes), dtype)
 
 
 def var(x, axis=None, keepdims=False):
