@@ -27,11 +27,16 @@ with taps (-3, -1) becomes in-taps (0, 3, 1), out-taps (3, 1): at backward
 step s, row s holds the finished cotangent of the state forward step t
 wrote, and rows s+3 and s+1 (the states step t read) receive their share.
 
-The stages below build it, each with the layout it consumes and produces:
-`_window`, `_active_states`, `_differentiate_step`, `_reuse_stored_values`,
-`_feed_forward_values`, `_record_values`, `_state_mit_mots`,
-`_sequence_nit_sots`, `_non_sequence_sit_sots`, `_remove_unused_inputs`,
-`_outer_gradients`.
+The stages below build it, in this order, each with a diagram of the layout
+it consumes and produces: `_window` (which steps), `_active_states` (which
+states carry a cotangent), `_differentiate_step` and `_simplify_step` (the
+step's vector-Jacobian product), `_reuse_stored_values` and
+`_cheap_shape_references` (read stored rows instead of recomputing),
+`_feed_forward_values` and `_record_values` (where every forward value the
+backward step reads comes from), `_state_mit_mots`, `_nit_sot_cotangents`,
+`_sequence_nit_sots`, `_non_sequence_sit_sots` (the backward loop's
+variables), `_remove_unused_inputs` (clean-up) and `_outer_gradients` (back
+to the forward layout). docs/scan-gradient.md explains the semantics.
 
 Semantics. ``truncate_gradient=k`` runs the backward loop over the last k
 executed steps only (Theano/PyTensor: earlier steps are not backpropagated,
@@ -284,11 +289,13 @@ def _simplify(inputs, outputs, clone):
 # -- the backward loop under construction --------------------------------------------------
 @dataclass
 class _Backward:
-    """The backward Scan being assembled as a `ScanArgs`, and what it reads.
+    """The backward Scan being assembled.
 
-    ``inner`` maps each variable the backward step graph reads to where its
-    value comes from; ``contrib`` are the step's contributions, rewritten
-    stage by stage until they read only backward inner inputs.
+    ``args`` (a `ScanArgs`) collects the backward loop's variables category by
+    category; ``contrib`` are the step's contributions (forward inner input
+    index -> variable), rewritten stage by stage until they read only
+    backward inner inputs; ``outputs`` says where each gradient comes out:
+    ("seq", k) / ("non_seq", k) / ("state", s) -> entry of its category.
     """
 
     node: object
@@ -296,9 +303,7 @@ class _Backward:
     step: _Step
     args: object = field(default_factory=lambda: _scan_args_class()())
     contrib: dict = field(default_factory=dict)
-    seq_of: dict = field(default_factory=dict)        # inner variable -> outer sequence
-    non_seq_of: dict = field(default_factory=dict)    # inner variable -> outer value
-    outputs: dict = field(default_factory=dict)       # (kind, key) -> backward output position
+    outputs: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.contrib = dict(self.step.contrib)
@@ -741,6 +746,9 @@ def _remove_unused_inputs(args):
         before: inner inputs as the stages added them (some read only by
                 contributions that turned out disconnected)
         after:  only inner inputs some inner output depends on
+
+    A mit_mot in-tap stays when dropping it would move the lowest or highest
+    tap: the buffer's rows are laid out from those.
     """
     used = set(ancestors(args.inner_outputs))
     for cat, inner in (("seqs", args.inner_in_seqs), ("non_seqs", args.inner_in_non_seqs)):
@@ -748,7 +756,13 @@ def _remove_unused_inputs(args):
             if inner[j] not in used:
                 args.remove(cat, j)
     for j, taps in enumerate(args.mit_mot_in_slices):
-        keep = [n for n, v in enumerate(args.inner_in_mit_mot[j]) if v in used]
+        outs = args.mit_mot_out_slices[j]
+        bounds = (min(taps + outs), max(taps + outs))
+        keep = list(range(len(taps)))
+        for n in range(len(taps)):
+            rest = [taps[m] for m in keep if m != n] + list(outs)
+            if args.inner_in_mit_mot[j][n] not in used and (min(rest), max(rest)) == bounds:
+                keep.remove(n)
         args.inner_in_mit_mot[j] = [args.inner_in_mit_mot[j][n] for n in keep]
         args.mit_mot_in_slices[j] = tuple(taps[n] for n in keep)
 
