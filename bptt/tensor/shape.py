@@ -202,11 +202,12 @@ class Reshape(Op):
 
 
 def _product(sizes):
+    """Product of scalar sizes; a constant when they all are (keeps static shapes)."""
     from .math import mul
 
     sizes = list(sizes)
-    if not sizes:
-        return as_tensor_variable(np.int64(1))
+    if all(_is_const(s) for s in sizes):
+        return as_tensor_variable(np.int64(np.prod([_const_val(s) for s in sizes], dtype="int64")))
     return sizes[0] if len(sizes) == 1 else mul(*sizes)
 
 

@@ -26,9 +26,11 @@ def _reshape(op, node, ctx):
     out = node.outputs[0]
     dt = np_dtype(out.dtype)
     if x.ndim == 0:
+        # A -1 entry stands for 1 here (the only size that fits one element).
+        sizes = "(" + "".join(f"1 if shp[{i}] == -1 else shp[{i}], " for i in range(op.ndim)) + ")"
         return Kernel(f"""
 def {{name}}(x, shp):
-    out = np.empty({_tuple_of('shp', op.ndim)}, {dt})
+    out = np.empty({sizes}, {dt})
     if out.size != 1:
         raise ValueError('cannot reshape an array of size 1 to the requested shape')
     out.ravel()[0] = x
