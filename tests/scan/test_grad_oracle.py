@@ -46,6 +46,7 @@ class Config:
     go_backwards: bool
     truncate: int
     until: bool
+    ignores: tuple = ()   # (output j, argument i): output j does not read argument i (-1: w)
 
 
 @st.composite
@@ -62,9 +63,15 @@ def configs(draw):
         uses[0] = "all"
     kinds = ["symbolic", 2, 3, -3, 1] + ([] if "last" in uses else [0])
     kinds += ["none", "none"] if seq_taps else []
+    n_args = sum(len(t) for t in seq_taps) + sum(len(t) for t in outs)
+    pairs = [(j, i) for j in range(len(outs)) for i in range(-1, n_args)]   # -1: w
+    ignores = draw(st.lists(st.sampled_from(pairs), unique=True, max_size=2))
+    states = [j for j, t in enumerate(outs) if t] or list(range(len(outs)))
+    for j in draw(st.lists(st.sampled_from(states), max_size=1)):   # a constant output
+        ignores += [(j, i) for i in range(-1, n_args) if (j, i) not in ignores]
     return Config(tuple(seq_taps), tuple(outs), tuple(uses), draw(st.sampled_from(kinds)),
                   draw(st.booleans()), draw(st.sampled_from([-1, -1, 1, 2, 4])),
-                  draw(st.booleans()))
+                  draw(st.booleans()), tuple(sorted(ignores)))
 
 
 #: NUMBA draws from these (see the module docstring); together they cover every
@@ -82,10 +89,13 @@ def config_strategy(mode, pool=NUMBA_POOL):
 
 # -- the step function ---------------------------------------------------------------------
 def make_step(cfg):
-    """A step mixing every input nonlinearly; each output its own combination.
+    """A step mixing its inputs nonlinearly; each output its own combination.
 
     Even outputs are a tanh, whose derivative reads its result: the backward step
     must read it from the stored rows. Odd ones multiply in a product term.
+    Output j leaves out argument i for each (j, i) in ``cfg.ignores``, -1 being
+    the non-sequence (a state that ignores its own taps, an output constant in
+    every differentiable input, an unused sequence tap...).
     """
     n_seq_args = sum(len(t) for t in cfg.seq_taps)
     n_out = len(cfg.outs)
@@ -94,14 +104,16 @@ def make_step(cfg):
         args = list(args)
         w = args.pop()
         flag = args.pop(n_seq_args) if cfg.until else None
-        acc = [w * (0.4 + 0.1 * j) for j in range(n_out)]
+        acc = [T.zeros_like(w) + 0.1 * j if (j, -1) in cfg.ignores else w * (0.4 + 0.1 * j)
+               for j in range(n_out)]
         for i, a in enumerate(args):
             for j in range(n_out):
-                acc[j] = acc[j] + a * COEF[(3 * i + 5 * j) % len(COEF)]
+                if (j, i) not in cfg.ignores:
+                    acc[j] = acc[j] + a * COEF[(3 * i + 5 * j) % len(COEF)]
         outs = []
         for j in range(n_out):
             o = T.tanh(acc[j])      # even outputs: tanh's derivative reads the stored output
-            if args and j % 2:
+            if args and j % 2 and (j, j % len(args)) not in cfg.ignores:
                 o = o * (1.0 + 0.3 * T.sin(args[j % len(args)]))
             outs.append(o)
         if cfg.until:
@@ -249,12 +261,12 @@ def scan_function(cfg, mode, order=1):
     outs = build_scan(cfg, seqs, flags, inits, w, n)
     cost, weights = cost_of(cfg, outs)
     params = float_inputs(cfg, seqs, inits, w)
-    grads = bptt.grad(cost, params)
+    grads = bptt.grad(cost, params, disconnected_inputs="ignore")
     extra, results = [], list(outs) + [cost] + grads
     if order == 2:
         extra = [p.type() for p in params]
         dot = sum(((g * v).sum() for g, v in zip(grads, extra)), start=0.0)
-        results = bptt.grad(dot, params)
+        results = bptt.grad(dot, params, disconnected_inputs="ignore")
     ins = symbolic_list(cfg, seqs, flags, inits, w) + [n] + weights + extra
     return bptt.function(ins, results, mode=mode, on_unused_input="ignore")
 
