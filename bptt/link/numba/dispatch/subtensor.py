@@ -1,23 +1,25 @@
 """Indexing lowerings.
 
 numba neither checks bounds nor supports most of NumPy's advanced indexing,
-so integer indices are checked here, explicitly, and advanced indexing is
-written as loops.
+so integer indices are checked here, explicitly, and advanced indexing and
+writes are written as loops.
 
 `Subtensor` lowers to an inline view expression, for example
-``x[check_0(i, x.shape[0]), 1:np.int64(n)]``, where ``check_<axis>`` raises
-IndexError for an out-of-bounds index and wraps a negative one. The three
-other ops lower to one generated kernel each (names as in the source)::
+``x[check_index_0(i, x.shape[0]), 1:np.int64(n)]``, where ``check_index_<axis>``
+raises IndexError for an out-of-bounds index and wraps a negative one. The
+three other ops lower to one generated kernel each (names as in the source)::
 
-    prelude   i<d> = checked integer index of dimension d
-              s<d> = slice object of dimension d, l<d> = its length
-              b<j> = size of broadcast dimension j of the index arrays
+    prelude   i<d>        checked integer index of dimension d of x
+              st<d>, sp<d>, l<d>   start, step and length of the slice of dimension d
+              b<j>        size of broadcast dimension j of the index arrays
     gather    out = np.empty(region shape)
-              for j0 in range(b0): ...               (one loop per broadcast dim)
-                  a<d> = checked element of the array indexing dimension d
-                  out[j0, ..., :, 0] = x[i0, a1, s2]  (":" for slices, 0 for new axes)
+              for j0 in range(b0): ...                 (one loop per region dimension:
+                  a<d> = checked array element          j<t> broadcast, q<d> sliced)
+                  for q2 in range(l2):
+                      out[j0, q2] = x[i0, a1, st2 + q2 * sp2]
     scatter   out = x.copy(); check y's shape against the region
-              same loops:  out[i0, a1, s2] (+)= y[j0, ..., :, 0]
+              same loops:  out[i0, a1, st2 + q2 * sp2] (+)= y[j0 * g0, q2 * g1]
+              (g<i> is 0 where y broadcasts along its dimension i)
 """
 from __future__ import annotations
 
@@ -74,7 +76,12 @@ def _check_lines(var, d, ind):
 
 
 class _KernelWriter:
-    """Builds the source of a gather (`mode` 'get') or scatter ('set', 'inc') kernel."""
+    """Builds the source of a gather (`mode` 'get') or scatter ('set', 'inc') kernel.
+
+    Every element is moved by a scalar assignment inside explicit loops: numba
+    compiles array-to-array ``setitem`` slowly (seconds the first time in a
+    process), scalar loops quickly.
+    """
 
     def __init__(self, op, node, mode):
         self.mode = mode
@@ -91,7 +98,7 @@ class _KernelWriter:
     def source(self):
         params = ["x"] + (["y"] if self.y is not None else [])
         params += [f"p{k}" for k in range(len(self.index_ndim))]
-        self.lines.append(f"def {{name}}({', '.join(params)}):")
+        self._emit(f"def {{name}}({', '.join(params)}):")
         if self.x.ndim == 0:
             self._scalar_x()
         else:
@@ -108,11 +115,15 @@ class _KernelWriter:
             if isinstance(e, SliceSpec):
                 if e != FULL:
                     parts = ["None" if p is None else _part(p, lambda k: f"p{k}") for p in e]
-                    self._emit(f"{ind}s{d} = slice({', '.join(parts)})",
-                               f"{ind}l{d} = len(range(*s{d}.indices(x.shape[{d}])))")
+                    self._emit(f"{ind}st{d}, en{d}, sp{d} = slice({', '.join(parts)})"
+                               f".indices(x.shape[{d}])",
+                               f"{ind}l{d} = len(range(st{d}, en{d}, sp{d}))")
             elif isinstance(e, int) or e[0] == "s":
                 src = str(e) if isinstance(e, int) else f"p{e[1]}"
                 self._emit(f"{ind}i{d} = np.int64({src})", *_check_lines(f"i{d}", d, ind))
+        for _, k in self.arrays:
+            for t in range(self.index_ndim[k]):
+                self._emit(f"{ind}f{k}_{t} = 1 if p{k}.shape[{t}] != 1 else 0")
         for j in range(self.nb):
             self._emit(f"{ind}b{j} = 1")
             for _, k in self.arrays:
@@ -125,71 +136,71 @@ class _KernelWriter:
                         "not be broadcast together')",
                         f"{ind}    b{j} = p{k}.shape[{t}]")
 
+    def _size(self, d):
+        return f"x.shape[{d}]" if self.lay.dims[d] == FULL else f"l{d}"
+
     def _region(self):
-        sizes = []
+        """(size, loop variable or '0') of every dimension of the region ``x[idx]``."""
+        dims = []
         for o in self.lay.out:
             if o == "adv":
-                sizes.extend(f"b{j}" for j in range(self.nb))
+                dims.extend((f"b{j}", f"j{j}") for j in range(self.nb))
             elif o == "new":
-                sizes.append("1")
+                dims.append(("1", "0"))
             else:
-                d = o[1]
-                sizes.append(f"x.shape[{d}]" if self.lay.dims[d] == FULL else f"l{d}")
-        return sizes
+                dims.append((self._size(o[1]), f"q{o[1]}"))
+        return dims
 
-    def _region_index(self):
-        """Index into the region at the current loop position."""
-        items = []
-        for o in self.lay.out:
-            if o == "adv":
-                items.extend(f"j{j}" for j in range(self.nb))
-            elif o == "new":
-                items.append("0")
-            else:
-                items.append(":")
-        return items
-
-    def _x_index(self):
+    def _x_position(self):
         items = []
         for d, e in enumerate(self.lay.dims):
             if isinstance(e, SliceSpec):
-                items.append(":" if e == FULL else f"s{d}")
+                items.append(f"q{d}" if e == FULL else f"st{d} + q{d} * sp{d}")
             else:
                 items.append(f"a{d}" if isinstance(e, tuple) and e[0] == "a" else f"i{d}")
         return ", ".join(items)
 
-    def _loops(self):
+    def _loops(self, region):
+        """Open one loop per region dimension and read the index arrays once the
+        broadcast loops are open. Returns the indentation of the loop body."""
         ind = "    "
-        for j in range(self.nb):
-            self._emit(f"{ind}for j{j} in range(b{j}):")
+        last_j = f"j{self.nb - 1}"
+        if not self.nb:
+            self._read_arrays(ind)
+        for size, var in region:
+            if var == "0":
+                continue
+            self._emit(f"{ind}for {var} in range({size}):")
             ind += "    "
-        for d, k in self.arrays:
-            nk = self.index_ndim[k]
-            pos = ", ".join(f"(j{self.nb - nk + t} if p{k}.shape[{t}] != 1 else 0)"
-                            for t in range(nk))
-            src = f"p{k}[{pos}]" if nk else f"p{k}"
-            self._emit(f"{ind}a{d} = np.int64({src})", *_check_lines(f"a{d}", d, ind))
+            if var == last_j:
+                self._read_arrays(ind)
         return ind
 
+    def _read_arrays(self, ind):
+        for d, k in self.arrays:
+            nk = self.index_ndim[k]
+            pos = ", ".join(f"j{self.nb - nk + t} * f{k}_{t}" for t in range(nk))
+            src = f"p{k}[{pos}]" if nk else f"p{k}"
+            self._emit(f"{ind}a{d} = np.int64({src})", *_check_lines(f"a{d}", d, ind))
+
     def _body(self):
-        sizes = self._region()
-        target = self._x_index()
+        region = self._region()
+        target = self._x_position()
         if self.mode == "get":
-            if not sizes:
+            if not region:
                 self._emit(f"    return x[{target}]")
                 return
-            self._emit(f"    out = np.empty(({''.join(s + ', ' for s in sizes)}), x.dtype)")
-            ind = self._loops()
-            items = self._region_index()
-            dest = "..." if all(i == ":" for i in items) else ", ".join(items)
-            self._emit(f"{ind}out[{dest}] = x[{target}]", "    return out")
+            shape = "".join(size + ", " for size, _ in region)
+            self._emit(f"    out = np.empty(({shape}), x.dtype)")
+            ind = self._loops(region)
+            self._emit(f"{ind}out[{', '.join(v for _, v in region)}] = x[{target}]",
+                       "    return out")
             return
         self._emit("    out = x.copy()")
-        self._check_y(sizes)
-        ind = self._loops()
-        value = self._y_at(self._region_index())
+        self._check_y([size for size, _ in region])
+        ind = self._loops(region)
         sign = "=" if self.mode == "set" else "+="
-        self._emit(f"{ind}out[{target}] {sign} {value}", "    return out")
+        self._emit(f"{ind}out[{target}] {sign} {self._y_at(region)}", "    return out")
 
     def _check_y(self, sizes):
         ny = self.y.ndim
@@ -197,18 +208,17 @@ class _KernelWriter:
             size = sizes[len(sizes) - ny + i]
             self._emit(f"    if y.shape[{i}] != 1 and y.shape[{i}] != {size}:",
                        "        raise ValueError('shape mismatch: the values cannot be "
-                       "broadcast to the indexed region')")
+                       "broadcast to the indexed region')",
+                       f"    g{i} = 1 if y.shape[{i}] != 1 else 0")
 
-    def _y_at(self, region_items):
+    def _y_at(self, region):
         ny = self.y.ndim
         if ny == 0:
             return "y"
         items = []
-        for i, item in enumerate(region_items[len(region_items) - ny:]):
-            if item.startswith("j"):
-                item = f"({item} if y.shape[{i}] != 1 else 0)"
-            items.append(item)
-        return "y" if all(i == ":" for i in items) else f"y[{', '.join(items)}]"
+        for i, (_, var) in enumerate(region[len(region) - ny:]):
+            items.append("0" if var == "0" else f"{var} * g{i}")
+        return f"y[{', '.join(items)}]"
 
     def _scalar_x(self):
         # A 0-d x can only gain new axes (x[None], x[..., None]): the region is all 1s.
