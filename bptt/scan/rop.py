@@ -43,7 +43,7 @@ def scan_rop(op, inputs, eval_points):
     tangent = _tangent_inner_inputs(op, evs, carrying)
     step_tangents = _step_tangents(op, tangent)
     where = {}
-    _add_sequences_and_non_sequences(args, op, inputs, evs, tangent, where)
+    _add_sequences_and_non_sequences(args, op, evs, tangent)
     _add_states(args, op, inputs, evs, carrying, tangent, step_tangents, where)
     _add_nit_sots(args, op, inputs, step_tangents, where)
     new = args.make_node()
@@ -134,7 +134,7 @@ def _step_tangents(op, tangent):
     return out
 
 
-def _add_sequences_and_non_sequences(args, op, inputs, evs, tangent, where):
+def _add_sequences_and_non_sequences(args, op, evs, tangent):
     """Tangent sequences and non-sequences after the originals.
 
     ::
