@@ -26,6 +26,8 @@ import time
 
 import numpy as np
 
+from timing import median_time  # benchmarks/timing.py (run as a script from any directory)
+
 CASES = [("rnn", 1000, 1, 16, 16), ("rnn", 200, 32, 64, 128), ("lstm", 200, 32, 64, 128)]
 
 
@@ -141,15 +143,6 @@ def data(kind, t, bsz, nin, nh, dtype, seed=0):
     else:
         args = [X, h0, 0.1 * rng.standard_normal((bsz, nh)), Wx, Wh, b]
     return [np.asarray(a, dtype) for a in args]
-
-
-def median_time(fn, args, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def run_calls(repeat, dtype, cases):

@@ -22,6 +22,8 @@ import time
 
 import numpy as np
 
+from timing import median_time  # benchmarks/timing.py (run as a script from any directory)
+
 CASES = [(1000, 1, 16, 16), (200, 32, 64, 128)]
 
 
@@ -61,15 +63,6 @@ def data(case, dtype, seed=0):
             (rng.standard_normal((nin, nh)) / np.sqrt(nin)).astype(dtype),
             (rng.standard_normal((nh, nh)) / np.sqrt(nh)).astype(dtype),
             np.zeros(nh, dtype)]
-
-
-def median_time(fn, args, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def run_calls(repeat, dtype):

@@ -96,19 +96,25 @@ def _emit_alloc(w, op, node):
         w(1, f"state{k} = shared{k}")
 
 
-def _emit_step(w, op, step_fn, depth):
-    info = op.info
+def _step_args(info, seq_row, buffer_row, shared):
+    """Source of each inner input, in inner order, from per-category templates."""
     args = [None] * info.n_inner_inputs
     for k, i in enumerate(info.inner_in_seqs):
-        args[i] = f"seq{k}[t]"
+        args[i] = seq_row.format(k=k)
     for s, b in enumerate(info.buffers):
         for i, off in zip(b.inner_inputs, b.in_offsets):
-            args[i] = f"buf{s}[t + {off}]"
+            args[i] = buffer_row.format(s=s, off=off)
     for k, i in enumerate(info.inner_in_shared):
-        args[i] = f"state{k}"
+        args[i] = shared.format(k=k)
     for k, i in enumerate(info.inner_in_non_seqs):
         args[i] = f"ns{k}"
-    w(depth, f"out = {step_fn}({', '.join(args)})")
+    return ", ".join(args)
+
+
+def _emit_step(w, op, step_fn, depth):
+    info = op.info
+    args = _step_args(info, "seq{k}[t]", "buf{s}[t + {off}]", "state{k}")
+    w(depth, f"out = {step_fn}({args})")
     for s, b in enumerate(info.buffers):
         for o, off in zip(b.inner_outputs, b.out_offsets):
             _emit_write(w, op, depth, f"buf{s}", f"t + {off}", o)
@@ -186,18 +192,10 @@ def _emit_zero_step_rows(w, op, ctx):
         return
     program = op._row_shape_program()
     shape_fn = ctx.add_graph(program.inputs, program.outputs, "scan_row_shapes")
-    args = [None] * info.n_inner_inputs
-    for k, i in enumerate(info.inner_in_seqs):
-        args[i] = f"np.zeros((1,) + seq{k}.shape[1:], seq{k}.dtype)[0]"
-    for s, b in enumerate(info.buffers):
-        for i, off in zip(b.inner_inputs, b.in_offsets):
-            args[i] = f"init{s}[{off}]"
-    for k, i in enumerate(info.inner_in_shared):
-        args[i] = f"shared{k}"
-    for k, i in enumerate(info.inner_in_non_seqs):
-        args[i] = f"ns{k}"
+    args = _step_args(info, "np.zeros((1,) + seq{k}.shape[1:], seq{k}.dtype)[0]",
+                      "init{s}[{off}]", "shared{k}")
     w(1, "if n == 0:")
-    w(2, f"shapes = {shape_fn}({', '.join(args)})")
+    w(2, f"shapes = {shape_fn}({args})")
     for k in pending:
         o = info.inner_out_nit_sot[k]
         nd = op.inner_outputs[o].type.ndim
