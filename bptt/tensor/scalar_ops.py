@@ -165,6 +165,12 @@ def _signed(dtype):
     return _kind(dtype) == "i"
 
 
+def _safe_divisor(b, ndim, dtype):
+    """`b` with -1 replaced by 1 (numba source; keeps the dtype)."""
+    one = lit(1, dtype)
+    return f"np.where({b} == -1, {one}, {b})" if ndim else f"({one} if {b} == -1 else {b})"
+
+
 class IntDiv(_Binary):
     name, ufunc, bool_as, python_operator = "int_div", np.floor_divide, "int8", True
 
@@ -175,8 +181,9 @@ class IntDiv(_Binary):
         # MIN // -1 traps in machine code; -a wraps to MIN as NumPy does.
         if not any(ndims):
             return f"(-{a} if {b} == -1 else np.floor_divide({a}, {b}))"
-        one = lit(1, out_dtype)
-        return f"np.where({b} == -1, -{a}, np.floor_divide({a}, np.where({b} == -1, {one}, {b})))"
+        neg_a = f"-{a}" if ndims[0] else f"np.{out_dtype}(-{a})"
+        return (f"np.where({b} == -1, {neg_a}, "
+                f"np.floor_divide({a}, {_safe_divisor(b, ndims[1], out_dtype)}))")
 
     def partials(self, inputs, output):
         return [None, None] if _kind(output.dtype) != "f" else [0, 0]
@@ -189,10 +196,8 @@ class Mod(_Binary):
         a, b = args
         if not _signed(out_dtype):
             return f"np.mod({a}, {b})"
-        # MIN % -1 traps in machine code; anything modulo -1 is 0.
-        if not any(ndims):
-            return f"({lit(0, out_dtype)} if {b} == -1 else np.mod({a}, {b}))"
-        return f"np.mod({a}, np.where({b} == -1, {lit(1, out_dtype)}, {b}))"
+        # MIN % -1 traps in machine code; anything modulo -1 is 0 (and so modulo 1).
+        return f"np.mod({a}, {_safe_divisor(b, ndims[1], out_dtype)})"
 
     def partials(self, inputs, output):
         from .math import floor

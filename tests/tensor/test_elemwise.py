@@ -197,6 +197,15 @@ def test_integer_division_corner_cases(dtype, mode):
     with np.errstate(all="ignore"):
         _check_all(["//", "%"], got, [va // vb, va % vb])
     sa, sb = T.tensor(dtype, ()), T.tensor(dtype, ())
+    # 0-d operands are numba scalars, whose arithmetic numba widens: mix them with arrays.
+    mixed = bptt.function([a, sb], [a // sb, a % sb, sb // a, sb % a, sb - a, -sb * a,
+                                    T.switch(a > 0, sb, a)], mode=mode)
+    for y in [-1, 0, 3, lo]:
+        y = np.asarray(y, dtype)
+        with np.errstate(all="ignore"):
+            want = [va // y, va % y, y // va, y % va, y - va, -y * va, np.where(va > 0, y, va)]
+        _check_all(["a // s", "a % s", "s // a", "s % a", "s - a", "-s * a", "switch"],
+                   mixed(va, y), want)
     for x, y in [(lo, -1), (5, 0), (-5, 0), (-7, 2)]:
         got = run([sa, sb], [sa // sb, sa % sb], [np.asarray(x, dtype), np.asarray(y, dtype)], mode)
         with np.errstate(all="ignore"):
