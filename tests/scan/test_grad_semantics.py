@@ -310,10 +310,11 @@ def mit_mot_op(in_taps, out_taps, truncate=-1):
 
 TAPS = st.lists(st.integers(-2, 2), min_size=1, max_size=3, unique=True).map(tuple)
 
-#: NUMBA compiles one graph per tap pattern; these two cover slots read then overwritten,
-#: slots written before being read, and transient reads (the value exists only between
-#: writes). The backward scans of sit_sots (taps (0, 1) / (1,)) run in NUMBA everywhere else.
-NUMBA_TAPS = (((-1, 0, 2), (0, 1)), ((1, -1), (0, -1)))
+#: NUMBA compiles one graph per tap pattern; this one has a slot read then overwritten
+#: (tap 0), a slot written before it is read (tap -1) and one read before it is written
+#: (tap 2), and a transient read (recorded by an augmented scan). Backward scans of
+#: sit_sots (taps (0, 1) / (1,)) run in NUMBA in every other test.
+NUMBA_TAPS = (((-1, 0, 2), (0, 1)),)
 
 
 @settings(max_examples=20)
