@@ -134,6 +134,8 @@ class RandomVariable(Op):
     the numba lowering mirrors.
     """
 
+    abstract = True  # each distribution is a subclass (tests/test_op_coverage.py)
+
     __props__ = ("dtype",)
     stateful = True
     no_gradient = NO_GRADIENT

@@ -423,6 +423,7 @@ def _format(idx_list):
 class _IndexOp(Op):
     """Shared by the four indexing ops: props, printing, checking index inputs."""
 
+    abstract = True  # never instantiated (tests/test_op_coverage.py)
     __props__ = ("idx_list",)
     n_values = 0                   # 1 for the ops that take `y`
     allows_advanced = False
@@ -466,6 +467,8 @@ class _IndexOp(Op):
 
 
 class _Get(_IndexOp):
+    abstract = True  # base of Subtensor and AdvancedSubtensor
+
     def make_node(self, x, *index):
         x = as_tensor_variable(x)
         index = self._index_inputs(x, index)
@@ -489,6 +492,8 @@ class _Get(_IndexOp):
 
 
 class _Write(_IndexOp):
+    abstract = True  # base of IncSubtensor and AdvancedIncSubtensor
+
     __props__ = ("idx_list", "set_instead_of_inc")
     n_values = 1
 
