@@ -375,7 +375,7 @@ def _cheap_shape_references(bw):
     ::
 
         before: SumTo(g, W @ h)                 (only the shape of W @ h is read)
-        after:  SumTo(g, zeros(W.shape[1]))     (the shape rewrites lift the sizes)
+        after:  SumTo(g, zeros(W.shape[0]))     (sizes inferred from the step's inputs)
 
     Runs after `_reuse_stored_values`, once the stored rows have replaced the
     values the derivative reads, then simplifies again (in place: every node
@@ -383,17 +383,23 @@ def _cheap_shape_references(bw):
     """
     from ..tensor.basic import alloc
     from ..tensor.shape import shape_tuple
+    from .utils import infer_shapes
 
     contribs = list(bw.contrib.values())
     forward = set(ancestors(bw.step.outputs))
     values = _value_uses(contribs)
-    mapping = {}
+    refs = []
     for n in toposort(contribs):
         ref = n.inputs[1] if type(n.op).__name__ == "SumTo" else None
         if ref is not None and ref.owner is not None and ref in forward and ref not in values:
-            mapping.setdefault(ref, alloc(np.asarray(0, dtype=ref.dtype), *shape_tuple(ref)))
-    if not mapping:
+            refs.append(ref)
+    refs = list(dict.fromkeys(refs))
+    if not refs:
         return
+    ins = bw.step.inputs
+    sizes = infer_shapes(ins, refs, [shape_tuple(v) if hasattr(v.type, "ndim") else None
+                                     for v in ins])
+    mapping = {r: alloc(np.asarray(0, dtype=r.dtype), *size) for r, size in zip(refs, sizes)}
     bw.rewrite_contributions(mapping)
     keys, n_c = list(bw.contrib), len(bw.contrib)
     outputs = [bw.contrib[k] for k in keys] + bw.step.outputs
