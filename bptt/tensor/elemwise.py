@@ -36,7 +36,9 @@ class Elemwise(Op):
     """Apply `scalar_op` elementwise, broadcasting inputs as NumPy does.
 
     Weak constants (Python numbers) are converted to the computation dtype
-    when the node is made, so lowering never sees mixed literal dtypes.
+    when the node is made, so lowering never sees mixed literal dtypes. An
+    operator (``+``, ``<``, ``//``...) applied to weak constants only is
+    evaluated at once into a weak constant, as Python would (`_fold_weak`).
     """
 
     __props__ = ("scalar_op",)

@@ -10,7 +10,7 @@ import builtins
 
 import numpy as np
 
-from ..graph.basic import Apply, Constant
+from ..graph.basic import Apply
 from ..graph.op import Op
 from . import scalar_ops as so
 from .elemwise import Elemwise, _is_weak, _settle_weak

@@ -7,8 +7,8 @@ of the ops they are made of.
 from __future__ import annotations
 
 from .basic import arange, cast
-from .math import (clip, eq, exp, log, max as _max, maximum, sigmoid, softplus,
-                   sum as _sum)
+from .math import clip, eq, exp, log, max as _max, maximum, sigmoid, sum as _sum
+from .math import softplus as softplus  # re-exported: T.nnet.softplus
 from .shape import shape_padleft, shape_padright, shape_i
 from .type import as_tensor_variable
 

@@ -10,7 +10,7 @@ import bptt.tensor as T
 from bptt.tensor.basic import Alloc, ARange, Join, MakeVector
 
 from ..strategies import (arrays, assert_same, broadcastable_shapes, check_infer_shape,
-                          check_rop, elements, run, shapes)
+                          check_rop, elements, run)
 
 
 def _check_all(names, got, want):
