@@ -1,17 +1,16 @@
-"""Gradients of scans against NumPy backpropagation through time, finite differences and
-the unrolled oracle; the structure of the backward scan; disconnected and undefined inputs.
+"""Gradients of a tanh RNN and an LSTM against NumPy backpropagation through time
+(float64 and float32), and the structure of the backward scan (mit_mot taps, running
+sums, stored values, no unused inputs, second order).
 
-Every graph here has unknown static shapes and a symbolic (or fixed) number of
-steps, so one numba compilation per test serves every example hypothesis draws.
-Compiled functions are built once per mode (`functools.lru_cache`) where two
-tests share a graph.
+Every graph here has unknown static shapes and a symbolic number of steps, so one
+numba compilation per graph serves every example hypothesis draws (`functools.lru_cache`
+keeps the compiled function per mode).
 """
 from __future__ import annotations
 
 import functools
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,8 +18,6 @@ import bptt
 import bptt.tensor as T
 from bptt.scan import Scan
 from bptt.graph.traversal import ancestors, toposort
-
-from .unrolled import unroll
 
 
 def scan_nodes(outputs):
@@ -38,7 +35,8 @@ def sigmoid(z):
 
 # -- a tanh RNN against NumPy BPTT ------------------------------------------------------------
 def rnn_numpy(x, h0, wx, wh, b, v):
-    """Values and BPTT gradients of cost = sum(h * v) + |h[-1:]|^2 for h_t = tanh(x_t wx + h_{t-1} wh + b)."""
+    """Values and BPTT gradients of cost = sum(h * v) + |h[-1:]|^2,
+    h_t = tanh(x_t wx + h_{t-1} wh + b)."""
     hs = [h0]
     for t in range(len(x)):
         hs.append(np.tanh(x[t] @ wx + hs[-1] @ wh + b))
@@ -72,7 +70,8 @@ def rnn_function(mode, dtype="float64"):
 def test_rnn_matches_numpy_bptt(mode, steps, n_in, n_h, seed):
     rng = np.random.default_rng(seed)
     x, h0 = rng.normal(size=(steps, n_in)), rng.normal(size=n_h)
-    wx, wh, b = rng.normal(size=(n_in, n_h)), rng.normal(size=(n_h, n_h)) * 0.7, rng.normal(size=n_h)
+    wx, wh = rng.normal(size=(n_in, n_h)), rng.normal(size=(n_h, n_h)) * 0.7
+    b = rng.normal(size=n_h)
     v = rng.normal(size=(steps, n_h))
     hs, *grads = rnn_function(mode)(x, h0, wx, wh, b, v)
     want_hs, want = rnn_numpy(x, h0, wx, wh, b, v)
@@ -129,7 +128,8 @@ def lstm_numpy(x, h0, c0, wx, wh, b, v, u):
 @functools.lru_cache(maxsize=None)
 def lstm_function(mode):
     x = T.tensor3("x")
-    h0, c0, wx, wh, v3 = T.dmatrix("h0"), T.dmatrix("c0"), T.dmatrix("wx"), T.dmatrix("wh"), T.tensor3("v")
+    h0, c0, wx, wh = T.dmatrix("h0"), T.dmatrix("c0"), T.dmatrix("wx"), T.dmatrix("wh")
+    v3 = T.tensor3("v")
     b, u = T.dvector("b"), T.dmatrix("u")
 
     def step(x_t, h, c, wx, wh, b):

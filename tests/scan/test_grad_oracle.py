@@ -74,12 +74,12 @@ def configs(draw):
                   draw(st.booleans()), tuple(sorted(ignores)))
 
 
-#: NUMBA draws from these (see the module docstring); together they cover every
-#: category, past and future sequence taps, until, truncation and go_backwards.
+#: NUMBA draws from this pool (see the module docstring): one structure with every
+#: category (a (-3, -1) mit_sot, a nit_sot, a sit_sot), sequence taps past and future,
+#: a negative or positive symbolic n_steps, go_backwards, until and truncate_gradient.
 NUMBA_POOL = (
-    Config(((-1, 1),), ((-3, -1), (), (-1,)), ("all", "slice", "last"), "symbolic", False, -1,
-           False),
-    Config(((0,), (-2, 0)), ((-1,), (), (-2,)), ("last", "all", "all"), "none", True, 2, True),
+    Config(((-1, 1),), ((-3, -1), (), (-1,)), ("all", "slice", "last"), "symbolic", True, 2,
+           True),
 )
 
 

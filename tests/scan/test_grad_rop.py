@@ -85,8 +85,7 @@ def test_rop_agrees_with_lop(mode):
     rhs = sum(((a * b).sum() for a, b in zip(v, vjp)), start=0.0)
     f = bptt.function([x, h0, w, u] + v, [lhs, rhs], mode=mode)
     rng = np.random.default_rng(3)
-    vals = [rng.normal(size=(4, 2)), rng.normal(size=2), rng.normal(size=2), rng.normal(size=(4, 2)),
-            rng.normal(size=(4, 2)), rng.normal(size=2), rng.normal(size=2)]
+    vals = [rng.normal(size=s) for s in ((4, 2), 2, 2, (4, 2), (4, 2), 2, 2)]
     left, right = f(*vals)
     np.testing.assert_allclose(left, right, rtol=1e-12)
 

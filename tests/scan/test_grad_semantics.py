@@ -223,7 +223,7 @@ def test_nit_sot_keeping_fewer_rows_than_steps(mode):
     assert np.all(g[:2] == 0) and np.all(g[4] == 0) and np.all(g[2:4] != 0)
 
 
-# -- disconnected and undefined ---------------------------------------------------------------------
+# -- disconnected and undefined ----------------------------------------------------------------
 def two_loops():
     x, a, b = T.dvector("x"), T.dscalar("a"), T.dscalar("b")
     (ha, hb), _ = bptt.scan(lambda x_t, ha, hb: [ha * 0.5 + x_t, hb * 2.0], sequences=x,
@@ -292,7 +292,7 @@ def test_gradient_through_a_sampling_parameter_is_undefined():
     assert bptt.grad(hs.sum(), x) is not None
 
 
-# -- mit_mot buffers (what gradients of scans contain) ------------------------------------------------
+# -- mit_mot buffers (what gradients of scans contain) -----------------------------------------
 def mit_mot_op(in_taps, out_taps, truncate=-1):
     """Out-tap j: tanh(w c_j + sum_i a_ij m_i) (1 + 0.2 sin(m_j)): every row read nonlinearly."""
     ins = [T.dvector(f"m{k:+d}") for k in in_taps]
@@ -400,11 +400,11 @@ def test_gradient_of_nested_scans(mode):
 def test_second_derivative_matches_finite_differences_of_the_gradient(mode):
     """d/dw of grad(cost, w) checked numerically: grad of a backward scan with mit_mot."""
     def fun(x, h0, w):
-        def step(x2, x0, h2, h1, w):
-            return T.tanh(w * h1 - 0.3 * h2 + x2 * x0)
+        def step(x0, h2, h1, w):
+            return T.tanh(w * h1 - 0.3 * h2 + x0 * h2)
 
-        hs, _ = bptt.scan(step, sequences=dict(input=x, taps=[-2, 0]),
-                          outputs_info=dict(initial=h0, taps=[-2, -1]), non_sequences=w)
+        hs, _ = bptt.scan(step, sequences=x, outputs_info=dict(initial=h0, taps=[-2, -1]),
+                          non_sequences=w)
         cost = (hs ** 2).sum() + hs[-1].sum()
         return bptt.grad(cost, [w, h0, x])
 
