@@ -143,9 +143,9 @@ def draw_problem(draw, cfg):
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     low = 1 if "last" in cfg.uses else 0
     if cfg.n_kind == "none":
-        steps, n = draw(st.integers(low, 6)), None
+        steps, n = draw(st.integers(low, 8)), None
     elif cfg.n_kind == "symbolic":
-        steps = draw(st.integers(low, 6))
+        steps = draw(st.integers(low, 8))
         n = steps * draw(st.sampled_from([1, -1]))
     else:
         n = cfg.n_kind
