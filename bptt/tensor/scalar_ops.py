@@ -168,7 +168,7 @@ def _signed(dtype):
 def _safe_divisor(b, ndim, dtype):
     """`b` with -1 replaced by 1 (numba source; keeps the dtype)."""
     one = lit(1, dtype)
-    return f"np.where({b} == -1, {one}, {b})" if ndim else f"({one} if {b} == -1 else {b})"
+    return f"select({b} == -1, {one}, {b})" if ndim else f"({one} if {b} == -1 else {b})"
 
 
 class IntDiv(_Binary):
@@ -182,7 +182,7 @@ class IntDiv(_Binary):
         if not any(ndims):
             return f"(-{a} if {b} == -1 else np.floor_divide({a}, {b}))"
         neg_a = f"-{a}" if ndims[0] else f"np.{out_dtype}(-{a})"
-        return (f"np.where({b} == -1, {neg_a}, "
+        return (f"select({b} == -1, {neg_a}, "
                 f"np.floor_divide({a}, {_safe_divisor(b, ndims[1], out_dtype)}))")
 
     def partials(self, inputs, output):
@@ -513,7 +513,8 @@ class Switch(ScalarOp):
         c, a, b = args
         if not any(ndims):
             return f"({a} if {c} else {b})"
-        return f"np.where({c}, {a}, {b})"
+        # `select` is the runtime's ufunc: numba compiles np.where in ~2 s, it in ~0.3 s.
+        return f"select({c}, {a}, {b})"
 
     def partials(self, inputs, output):
         from .math import invert

@@ -108,18 +108,23 @@ def cache_on_disk(dispatcher):
     return dispatcher
 
 
-def _broadcast_into_source(nd):
-    # out[j0, j1] = x[j0 if x.shape[0] != 1 else 0, ...], written as loops:
-    # numba compiles array-to-array setitem (``out[...] = x``) slowly (~2 s).
-    lines = [f"def broadcast_into_{nd}(out, x):"]
-    for i in range(nd):
+def _broadcast_into_source(nd, xnd):
+    # out[j0, j1] = x[j1 if x.shape[0] != 1 else 0], written as loops (x aligned to
+    # the right, as NumPy broadcasts): numba compiles array-to-array setitem
+    # (``out[...] = x``) slowly (~2 s).
+    lead = nd - xnd
+    lines = [f"def broadcast_into_{nd}_{xnd}(out, x):"]
+    for i in range(xnd):
+        lines.append(f"    if x.shape[{i}] != 1 and x.shape[{i}] != out.shape[{lead + i}]:")
+        lines.append("        raise ValueError('cannot broadcast an array of shape {} to shape {}', "
+                     "x.shape, out.shape)")
         lines.append(f"    s{i} = 1 if x.shape[{i}] != 1 else 0")
     ind = "    "
     for i in range(nd):
         lines.append(f"{ind}for j{i} in range(out.shape[{i}]):")
         ind += "    "
     idx = ", ".join(f"j{i}" for i in range(nd))
-    xidx = ", ".join(f"j{i} * s{i}" for i in range(nd))
+    xidx = ", ".join(f"j{lead + i} * s{i}" for i in range(xnd))
     lines.append(f"{ind}out[{idx}] = x[{xidx}]")
     lines.append("    return out")
     return "\n".join(lines) + "\n"
@@ -128,9 +133,10 @@ def _broadcast_into_source(nd):
 def _make_broadcast_helpers(max_nd=6):
     helpers = {}
     for nd in range(1, max_nd + 1):
-        ns = {}
-        exec(_broadcast_into_source(nd), ns)  # noqa: S102  (fixed, generated text)
-        helpers[nd] = ns[f"broadcast_into_{nd}"]
+        for xnd in range(1, nd + 1):
+            ns = {}
+            exec(_broadcast_into_source(nd, xnd), ns)  # noqa: S102  (fixed, generated text)
+            helpers[nd, xnd] = ns[f"broadcast_into_{nd}_{xnd}"]
     return helpers
 
 
@@ -138,11 +144,11 @@ _PY_BROADCAST = _make_broadcast_helpers()
 
 
 def broadcast_into(out, x):
-    """Write `x` (a scalar, or an array of ``out.ndim`` dims) into `out`, broadcasting.
+    """Write `x` (a scalar, or an array of at most ``out.ndim`` dims) into `out`, broadcasting.
 
     Call it from generated code instead of ``out[...] = x``: the loops
-    compile in ~0.1 s where numba's broadcasting setitem takes seconds. The
-    caller checks that the shapes broadcast.
+    compile in ~0.1 s where numba's broadcasting setitem takes seconds. A
+    shape that does not broadcast raises ValueError (never an out-of-bounds read).
     """
     raise NotImplementedError  # replaced by the overload below inside numba
 
@@ -151,9 +157,9 @@ def broadcast_into(out, x):
 def _broadcast_into_overload(out, x):
     if not isinstance(x, types.Array):
         return _fill
-    if x.ndim != out.ndim:
-        raise numba.core.errors.TypingError("broadcast_into: x must have out.ndim dimensions")
-    return _PY_BROADCAST[out.ndim]
+    if x.ndim > out.ndim or x.ndim == 0:
+        raise numba.core.errors.TypingError("broadcast_into: x must have 1 to out.ndim dimensions")
+    return _PY_BROADCAST[out.ndim, x.ndim]
 
 
 def _fill(out, x):

@@ -19,9 +19,7 @@ def {{name}}(value, {params}):
 """, "alloc")
     return Kernel(f"""
 def {{name}}(value, {params}):
-    out = np.empty({dims}, {dt})
-    out[...] = value
-    return out
+    return broadcast_into(np.empty({dims}, {dt}), value)
 """, "alloc")
 
 

@@ -58,7 +58,13 @@ def _dimshuffle(op, node, ctx):
             return "{0}"
         return f"np.full({(1,) * out_nd!r}, {{0}})"
     order = op.drop + op.perm
-    src = "{0}" if order == tuple(range(x.ndim)) else f"np.transpose({{0}}, {order!r})"
+    if order == tuple(range(x.ndim)):
+        src = "{0}"
+    else:
+        # A strided view: numba compiles np.transpose(x, axes) in 4-5 s, this in 0.25 s.
+        shape = "".join(f"{{0}}.shape[{p}], " for p in order)
+        strides = "".join(f"{{0}}.strides[{p}], " for p in order)
+        src = f"np.lib.stride_tricks.as_strided({{0}}, shape=({shape}), strides=({strides}))"
     idx = ["0"] * len(op.drop) + ["None" if o == "x" else ":" for o in op.new_order]
     if all(i == ":" for i in idx):
         return src
@@ -76,9 +82,7 @@ def {{name}}(x, shp):
 """, "broadcast_scalar")
     return Kernel(f"""
 def {{name}}(x, shp):
-    out = np.empty({shp}, x.dtype)
-    out[...] = x
-    return out
+    return broadcast_into(np.empty({shp}, x.dtype), x)
 """, "broadcast_to")
 
 
