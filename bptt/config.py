@@ -11,6 +11,9 @@
     Print generated numba source when a function is compiled (``BPTT_DUMP_SOURCE=1``).
 ``check_ir``
     Verify graph invariants after every rewrite pass and every grad (``BPTT_CHECK_IR=1``).
+``exclude_rewrites``
+    Names of rewrite passes (`bptt/compile/passes.py`) that `bptt.function` skips
+    (``BPTT_EXCLUDE_REWRITES=name1,name2``); tests compare results with and without a pass.
 """
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ class _Config:
         self.mode = os.environ.get("BPTT_MODE", "NUMBA").upper()
         self.dump_source = os.environ.get("BPTT_DUMP_SOURCE", "") not in ("", "0")
         self.check_ir = os.environ.get("BPTT_CHECK_IR", "") not in ("", "0")
+        self.exclude_rewrites = tuple(
+            n for n in os.environ.get("BPTT_EXCLUDE_REWRITES", "").split(",") if n)
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float32", "float64"):

@@ -23,7 +23,7 @@ def optimize(fgraph, mode):
         from .passes import run_passes
     except ImportError:
         return fgraph
-    run_passes(fgraph)
+    run_passes(fgraph, exclude=config.exclude_rewrites)
     return fgraph
 
 
