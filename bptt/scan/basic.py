@@ -317,13 +317,20 @@ def _one_step(fn, seqs, specs, non_seqs, steps, label):
         if rows is not None and rows < s.span + 1:
             raise ValueError(f"{label}: sequence {s.label} (taps {list(s.taps)}) has {rows} rows, "
                              f"but 1 step with these taps needs {s.span + 1}")
-        var = _directed(s.var, steps.flip)
+        var = _rows_at_least(s.var, s.span + 1, f"{label}: sequence {s.label} (taps "
+                             f"{list(s.taps)}) has {{}} rows, but 1 step with these taps needs "
+                             f"{s.span + 1}; pass a longer sequence")
+        var = _directed(var, steps.flip)
         args += [var[k - min(s.taps)] for k in s.taps]
     for spec in specs or []:
         if spec.kind == "sit_sot":
             args.append(spec.init)
         elif spec.kind == "mit_sot":
-            args += [spec.init[spec.depth + k] for k in spec.taps]
+            init = _rows_at_least(spec.init, spec.depth,
+                                  f"{label}: the initial value of {_name(spec.init)} (mit_sot, "
+                                  f"taps {list(spec.taps)}) has {{}} rows along its first axis, "
+                                  f"but its taps need {spec.depth}")
+            args += [init[spec.depth + k] for k in spec.taps]
     _check_arity(fn, seqs, specs or [], non_seqs, label)
     ret = fn(*args, *non_seqs)
     outputs, updates, _ = _split_return(ret, label)
@@ -336,6 +343,20 @@ def _one_step(fn, seqs, specs, non_seqs, steps, label):
         if sv not in result:
             result[sv] = sv.default_update
     return [shape_padleft(o) for o in outputs], result
+
+
+def _rows_at_least(var, need, message):
+    """`var`, checked at run time to have at least `need` rows; `message` has one {} slot.
+
+    The inlined step indexes rows directly: without this, too short a value
+    would raise an indexing error that names neither the scan nor the variable.
+    """
+    from ..tensor.assertion import check
+
+    rows = var.shape[0]
+    parts = message.split("{}")
+    return check(var, rows >= need, "{}".join(p.replace("{", "{{").replace("}", "}}")
+                                             for p in parts), rows)
 
 
 def _check_arity(fn, seqs, specs, non_seqs, label):

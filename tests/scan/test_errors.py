@@ -153,3 +153,30 @@ def test_step_function_arity_lists_the_arguments():
     with pytest.raises(TypeError, match=r"passes 3 arguments: 'u'\[t-1\], 'u'\[t\], .*'w'"):
         bptt.scan(lambda a, b: a + b, sequences=dict(input=T.dvector("u"), taps=[-1, 0]),
                   non_sequences=T.dscalar("w"))
+
+
+@pytest.mark.parametrize("n_steps", [1, -1])
+def test_inlined_step_names_a_too_short_sequence(mode, n_steps):
+    """With n_steps=+-1 the step is inlined (no loop); a sequence too short for its
+    taps is still reported by name at run time, never as an indexing error."""
+    x = T.dvector("x")
+    out, _ = bptt.scan(lambda a, b: a - b, sequences=dict(input=x, taps=[0, 2]),
+                       n_steps=n_steps, name="short")
+    f = bptt.function([x], out, mode=mode)
+    # Backwards in time, the sequence is read from its end: x[2] - x[0].
+    np.testing.assert_allclose(f(np.array([1.0, 2.0, 5.0])), [-4.0 * n_steps])
+    with pytest.raises(ValueError, match=r"scan 'short': sequence 'x' \(taps \[0, 2\]\) has 2 "
+                                         r"rows, but 1 step with these taps needs 3"):
+        f(np.array([1.0, 2.0]))
+
+
+def test_inlined_step_names_a_too_short_initial_state(mode):
+    x0 = T.dvector("x0")
+    out, _ = bptt.scan(lambda a, b: a - b, outputs_info=dict(initial=x0, taps=[-3, -1]),
+                       n_steps=1, name="short")
+    f = bptt.function([x0], out, mode=mode)
+    np.testing.assert_allclose(f(np.array([1.0, 2.0, 5.0])), [-4.0])
+    with pytest.raises(ValueError, match=r"scan 'short': the initial value of 'x0' \(mit_sot, "
+                                         r"taps \[-3, -1\]\) has 2 rows along its first axis, "
+                                         r"but its taps need 3"):
+        f(np.array([1.0, 2.0]))

@@ -1,4 +1,5 @@
 """Array construction."""
+from ....tensor.assertion import Check
 from ....tensor.basic import Alloc, ARange, Join, MakeVector
 from ..registry import Kernel, np_dtype, numba_funcify
 
@@ -68,3 +69,15 @@ def _join(op, node, ctx):
 def {{name}}({args}):
     return np.concatenate(({args},), axis={op.axis})
 """, "join")
+
+
+@numba_funcify.register(Check)
+def _check(op, node, ctx):
+    # Values travel with the template; errors.reformat builds the message in Python.
+    values = "".join(f", v{i}" for i in range(len(node.inputs) - 2))
+    return Kernel(f"""
+def {{name}}(x, cond{values}):
+    if not cond:
+        raise ValueError({op.message!r}{values})
+    return x
+""", "check")
