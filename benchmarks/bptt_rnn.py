@@ -32,10 +32,10 @@ CASES = [("rnn", 1000, 1, 16, 16), ("rnn", 200, 32, 64, 128), ("lstm", 200, 32, 
 
 
 # -- hand-written references ------------------------------------------------------------
-def numba_references():
+def numba_references(cache=False):
     import numba
 
-    @numba.njit(cache=False, error_model="numpy")
+    @numba.njit(cache=cache, error_model="numpy")
     def rnn(X, h0, U, W, b):
         T = X.shape[0]
         H = np.empty((T,) + h0.shape, h0.dtype)
@@ -54,7 +54,7 @@ def numba_references():
             dh = da @ W.T
         return 0.5 * (H * H).sum(), gU, gW, gb, dh
 
-    @numba.njit(cache=False, error_model="numpy")
+    @numba.njit(cache=cache, error_model="numpy")
     def lstm(X, h0, c0, Wx, Wh, b):
         T, n = X.shape[0], h0.shape[1]
         Hs = np.empty((T,) + h0.shape, h0.dtype)

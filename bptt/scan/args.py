@@ -103,6 +103,54 @@ class ScanArgs:
         for f in CATEGORIES[category]:
             del getattr(self, f)[j]
 
+    def replace_inner(self, mapping):
+        """Rebuild the inner outputs with each inner variable of `mapping` computed by its value.
+
+        The values may be new inner inputs (add them to a category too) or
+        graphs of the remaining inner inputs and constants.
+        """
+        from ..graph.replace import clone_replace
+
+        old = self.inner_outputs
+        if not mapping or not old:
+            return
+        new = dict(zip(old, clone_replace(old, dict(mapping))))
+        self.map_inner_outputs(new)
+
+    def map_inner_outputs(self, new):
+        """Swap every inner output `v` for ``new[v]`` (labels follow)."""
+        get = lambda v: new.get(v, v)   # noqa: E731
+        self.inner_out_mit_mot = [[get(v) for v in g] for g in self.inner_out_mit_mot]
+        for f in ("inner_out_mit_sot", "inner_out_sit_sot", "inner_out_nit_sot",
+                  "inner_out_shared"):
+            setattr(self, f, [get(v) for v in getattr(self, f)])
+        if self.cond is not None:
+            self.cond = get(self.cond)
+        self.labels = {get(v): label for v, label in self.labels.items()}
+
+    def add_non_seq(self, outer):
+        """Append `outer` as a non-sequence; return its new inner input."""
+        inner = outer.type()
+        self.outer_in_non_seqs.append(outer)
+        self.inner_in_non_seqs.append(inner)
+        return inner
+
+    def add_seq(self, outer, origin=None):
+        """Append `outer` as a sequence; return its new inner input (one row)."""
+        inner = outer.type.clone(shape=outer.type.shape[1:])()
+        self.outer_in_seqs.append(outer)
+        self.inner_in_seqs.append(inner)
+        self.seq_origins.append(origin)
+        return inner
+
+    def add_nit_sot(self, inner_out, length, label=None):
+        """Append `inner_out` as a nit_sot output of `length` rows (its outer output is None)."""
+        self.outer_in_nit_sot.append(length)
+        self.inner_out_nit_sot.append(inner_out)
+        self.outer_out_nit_sot.append(None)
+        if label is not None:
+            self.labels[inner_out] = label
+
     # -- the layout ------------------------------------------------------------------
     @property
     def info(self):
@@ -144,7 +192,7 @@ class ScanArgs:
     # -- rebuilding --------------------------------------------------------------------
     def make_op(self):
         """A `Scan` op for the current inner graph and layout."""
-        origins = None if any(o is None for o in self.seq_origins) else self.seq_origins
+        origins = _consistent(self.seq_origins)
         inner_outputs = self.inner_outputs
         labels = [self.labels.get(v, f"inner output {o}") for o, v in enumerate(inner_outputs)]
         return Scan(self.inner_inputs, inner_outputs, self.info, seq_origins=origins,
@@ -161,6 +209,14 @@ class ScanArgs:
             if n:
                 parts.append(f"{cat}={n}")
         return f"ScanArgs({', '.join(parts)}{', until' if self.cond is not None else ''})"
+
+
+def _consistent(origins):
+    """The origins if every one is known and each group keeps its unshifted slice, else None."""
+    if any(o is None for o in origins):
+        return None
+    full = {o.group for o in origins if o.offset == 0}
+    return origins if all(o.group in full for o in origins) else None
 
 
 def _flat(lists):

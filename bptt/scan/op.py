@@ -162,7 +162,10 @@ class Scan(Op):
                 types.append(outer_t)
                 continue
             row = _merge_shapes(outer_t.shape[1:], self.inner_outputs[b.inner_outputs[0]].type.shape)
-            types.append(TensorType(outer_t.dtype, (None if n is None else b.extent + n,) + row))
+            rows = None if n is None else b.extent + n
+            if rows is not None and b.ring:
+                rows = min(rows, b.rows)
+            types.append(TensorType(outer_t.dtype, (rows,) + row))
         for k, o in enumerate(info.inner_out_nit_sot):
             t = self.inner_outputs[o].type
             ln = inputs[info.outer_in_nit_sot[k]]
@@ -194,7 +197,7 @@ class Scan(Op):
             self.profile.record(executed, time.perf_counter() - start)
         outs = []
         for b, buf in zip(info.buffers, bufs):
-            outs.append(buf if b.kind == "mit_mot" else buf[: b.extent + executed])
+            outs.append(buf if b.kind == "mit_mot" else _in_time_order(buf, b.extent + executed))
         for k in range(info.n_nit_sot):
             outs.append(self._finish_nit(k, nits[k], lengths[k], executed, inputs))
         outs += [_unaliased(v, bufs) for v in shared]
@@ -215,13 +218,13 @@ class Scan(Op):
                 args[i] = seq[t]
             for b, buf in zip(info.buffers, bufs):
                 for i, off in zip(b.inner_inputs, b.in_offsets):
-                    args[i] = buf[t + off]
+                    args[i] = buf[(t + off) % len(buf) if b.ring else t + off]
             for k, i in enumerate(info.inner_in_shared):
                 args[i] = shared[k]
             values = program(*args)
             for b, buf in zip(info.buffers, bufs):
                 for o, off in zip(b.inner_outputs, b.out_offsets):
-                    self._write(buf, t + off, values[o], t, o)
+                    self._write(buf, (t + off) % len(buf) if b.ring else t + off, values[o], t, o)
             for k, o in enumerate(info.inner_out_nit_sot):
                 if nits[k] is None:
                     nits[k] = np.empty((lengths[k],) + np.shape(values[o]),
@@ -247,7 +250,9 @@ class Scan(Op):
         init = np.asarray(init)
         if b.kind == "mit_mot":
             return init.copy()
-        buf = np.empty((b.extent + n,) + init.shape[1:], dtype=init.dtype)
+        # A ring (save-mem) never holds more rows than the loop writes.
+        rows = b.extent + n if not b.ring else min(b.rows, b.extent + n)
+        buf = np.empty((rows,) + init.shape[1:], dtype=init.dtype)
         buf[: b.extent] = init[: b.extent]
         return buf
 
@@ -355,10 +360,18 @@ class Scan(Op):
 
     # -- derivatives (bptt/scan/grad.py, bptt/scan/rop.py) ----------------------------------
     def L_op(self, inputs, outputs, output_grads):
+        self._require_whole_buffers("L_op")
         return scan_grad(self, inputs, outputs, output_grads)
 
     def R_op(self, inputs, eval_points):
+        self._require_whole_buffers("R_op")
         return scan_rop(self, inputs, eval_points)
+
+    def _require_whole_buffers(self, what):
+        # Derivatives read every stored row; save-mem runs at compile time, after them.
+        if self.info.buffer_rows:
+            raise NotImplementedError(f"{self.info.label}: {what} of a scan whose buffers "
+                                      f"save-mem shortened (buffer_rows={self.info.buffer_rows})")
 
     # -- symbolic properties --------------------------------------------------------------
     def inner_connection_pattern(self):
@@ -425,6 +438,8 @@ class Scan(Op):
             sh = tuple(input_shapes[b.outer_input])
             if b.kind != "mit_mot":
                 rows = shape_i(node.outputs[b.outer_output], 0) if info.as_while else n + b.extent
+                if b.ring and not info.as_while:
+                    rows = minimum(rows, b.rows)
                 sh = (rows,) + sh[1:]
             out.append(sh)
         for k, o in enumerate(info.inner_out_nit_sot):
@@ -512,6 +527,14 @@ def _merge_shapes(a, b):
 
 def _row_origin(buf):
     return "the rows it is stored in have shape" if buf.ndim else "its buffer has shape"
+
+
+def _in_time_order(buf, total):
+    """The last rows of a buffer that received `total` full rows (a ring wraps around)."""
+    if total <= len(buf):
+        return buf[:total]
+    r = total % len(buf)
+    return np.concatenate((buf[r:], buf[:r])) if r else buf
 
 
 def _unaliased(value, bufs):

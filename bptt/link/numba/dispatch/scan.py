@@ -79,7 +79,9 @@ def _emit_alloc(w, op, node):
         if b.kind == "mit_mot":
             w(1, f"buf{s} = init{s}.copy()")
         else:
-            w(1, f"buf{s} = np.empty(({b.extent} + n,) + init{s}.shape[1:], init{s}.dtype)")
+            # A ring (save-mem, b.rows) never holds more rows than the loop writes.
+            rows = f"{b.extent} + n" if not b.ring else f"min({b.rows}, {b.extent} + n)"
+            w(1, f"buf{s} = np.empty(({rows},) + init{s}.shape[1:], init{s}.dtype)")
             w(1, f"copy_into(buf{s}[:{b.extent}], init{s}[:{b.extent}])")
     for k in range(info.n_nit_sot):
         o = info.inner_out_nit_sot[k]
@@ -103,7 +105,7 @@ def _step_args(info, seq_row, buffer_row, shared):
         args[i] = seq_row.format(k=k)
     for s, b in enumerate(info.buffers):
         for i, off in zip(b.inner_inputs, b.in_offsets):
-            args[i] = buffer_row.format(s=s, off=off)
+            args[i] = buffer_row.format(s=s, off=off, row=_buffer_row(b, s, off))
     for k, i in enumerate(info.inner_in_shared):
         args[i] = shared.format(k=k)
     for k, i in enumerate(info.inner_in_non_seqs):
@@ -111,13 +113,18 @@ def _step_args(info, seq_row, buffer_row, shared):
     return ", ".join(args)
 
 
+def _buffer_row(b, s, off):
+    row = f"t + {off}"
+    return f"({row}) % buf{s}.shape[0]" if b.ring else row
+
+
 def _emit_step(w, op, step_fn, depth):
     info = op.info
-    args = _step_args(info, "seq{k}[t]", "buf{s}[t + {off}]", "state{k}")
+    args = _step_args(info, "seq{k}[t]", "buf{s}[{row}]", "state{k}")
     w(depth, f"out = {step_fn}({args})")
     for s, b in enumerate(info.buffers):
         for o, off in zip(b.inner_outputs, b.out_offsets):
-            _emit_write(w, op, depth, f"buf{s}", f"t + {off}", o)
+            _emit_write(w, op, depth, f"buf{s}", _buffer_row(b, s, off), o)
     for k, o in enumerate(info.inner_out_nit_sot):
         nd = op.inner_outputs[o].type.ndim
         w(depth, f"if rows{k} > 0:")
@@ -207,19 +214,26 @@ def _emit_results(w, op):
     info = op.info
     outs = []
     for s, b in enumerate(info.buffers):
-        outs.append(f"buf{s}" if b.kind == "mit_mot" else f"buf{s}[:{b.extent} + executed]")
+        if b.ring:
+            _emit_in_time_order(w, f"buf{s}", f"{b.extent} + executed", f"buf{s}.shape[0]")
+        outs.append(f"buf{s}" if b.kind == "mit_mot" or b.ring else f"buf{s}[:{b.extent} + executed]")
     for k in range(info.n_nit_sot):
-        w(1, f"if executed < rows{k}:")
-        w(2, f"nit{k} = nit{k}[:executed]")
-        w(1, f"elif rows{k} > 0 and executed % rows{k} != 0:")
-        w(2, f"r = executed % rows{k}")
-        w(2, f"nit{k} = np.concatenate((nit{k}[r:], nit{k}[:r]))")
+        _emit_in_time_order(w, f"nit{k}", "executed", f"rows{k}")
         outs.append(f"nit{k}")
     outs += [f"state{k}" for k in range(info.n_shared_outs)]
     if info.as_while:
         outs.append("np.int64(executed)")
     # A kernel returns its single output bare, several as a tuple (registry convention).
     w(1, f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)})")
+
+
+def _emit_in_time_order(w, buf, total, rows):
+    """`buf` := the last rows of a ring of `rows` rows that received `total` rows, in order."""
+    w(1, f"if {total} < {rows}:")
+    w(2, f"{buf} = {buf}[:{total}]")
+    w(1, f"elif {rows} > 0 and ({total}) % {rows} != 0:")
+    w(2, f"r = ({total}) % {rows}")
+    w(2, f"{buf} = np.concatenate(({buf}[r:], {buf}[:r]))")
 
 
 @numba_funcify.register(Scan)
