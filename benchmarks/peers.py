@@ -1,0 +1,638 @@
+"""bptt against its peers on forward+backward (BPTT) of a tanh RNN and an LSTM.
+
+    python benchmarks/peers.py [--cases rnn-small,lstm] [--impls bptt,jax]
+                               [--dtypes float64] [--rounds 3] [--quick]
+
+Cases (``impls/cases.py``): tanh RNN T=1000 B=1 In=16 H=16, T=200 B=32 In=64
+H=128, T=100 B=64 In=256 H=512, and an LSTM T=200 B=32 In=64 H=128;
+loss = 0.5 * sum_t sum(h_t ** 2); gradients with respect to every weight and
+the initial states; float64 and float32.
+
+Implementations (``impls/``): bptt, hand-written BPTT in NumPy and in numba,
+JAX (lax.scan + jit + value_and_grad), PyTorch eager (autograd through a
+Python loop) and nn.LSTM, PyTensor (scan, NUMBA mode). One that does not
+import is reported as skipped.
+
+Method:
+
+1. every child process runs with one BLAS thread (``*_NUM_THREADS=1``,
+   ``torch.set_num_threads(1)``, single-threaded XLA flags);
+2. compile: per implementation, cell type and dtype, a fresh process with an
+   empty cache directory builds the function and calls it once on the first
+   selected case of that cell type (cold), then a second fresh process does
+   the same with the cache the first one filled (warm). Both write the loss
+   and gradients to .npz files, the warm one also for the other cases;
+3. check: the parent compares every .npz with the NumPy BPTT run in float64
+   on the same (dtype-rounded) data; the error is max|a - ref| / max|ref| per
+   output, at most 1e-7 (float64) or 2e-3 (float32). An implementation that
+   fails is not timed;
+4. timing: ``--rounds`` rounds; in each round, one fresh process per
+   implementation and case (implementation order rotated every round) times
+   calls of every dtype for about ``--seconds`` after two warm-up calls. The
+   reported time is the median over rounds of each process's median per call,
+   and the ratio divides it by the best *other* implementation of the case;
+5. peak memory: in the timing process, after warm-up, the peak resident set
+   size is reset (``/proc/self/clear_refs``) and one call is made; the number
+   is the rise of VmHWM over the resident size before the call. Children run
+   with ``MALLOC_MMAP_THRESHOLD_=65536`` so that freed arrays leave the
+   resident set (otherwise a previous call's memory would hide the peak);
+6. GEMM: a fresh single-threaded process times ``numpy.matmul`` of 1024 x
+   1024 matrices (best of 5); bptt's achieved fraction on the large RNN is the
+   FLOPs of its matrix products (``cases.matmul_flops``) over its median time.
+
+bptt is imported from a clean export of the committed HEAD (``git archive``),
+not from the working tree, unless ``--bptt-src worktree``.
+
+Writes ``results/peers.md`` (table), ``results/peers.json`` (raw numbers) and
+``results/peers.png`` (ratios).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+THREAD_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMBA_NUM_THREADS": "1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+    "MALLOC_MMAP_THRESHOLD_": "65536",
+}
+os.environ.update(THREAD_ENV)  # before numpy is imported, for the parent's reference runs
+
+import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from impls import MODULES, load  # noqa: E402
+from impls.cases import CASES, data, matmul_flops, output_names, trace_bytes  # noqa: E402
+
+DTYPES = ("float64", "float32")
+TOL = {"float64": 1e-7, "float32": 2e-3}
+LIBRARY = {"bptt": "bptt", "numba": "numba", "numpy": "numpy", "jax": "jax",
+           "torch": "torch", "torch-nn": "torch", "pytensor": "pytensor"}
+
+
+# == children: run in fresh processes =====================================================
+def _clock():
+    return time.perf_counter(), time.process_time()
+
+
+def _since(start):
+    wall, cpu = _clock()
+    return {"wall": wall - start[0], "cpu": cpu - start[1]}
+
+
+def _case_args(case, dtype):
+    kind, *dims = CASES[case]
+    return data(kind, *dims, dtype)
+
+
+def _save(built, result, path):
+    np.savez(path, *built.to_numpy(result))
+
+
+def child_compile(impl, cases, dtype, out_dir, tag):
+    """Build + first call on cases[0] (timed), then outputs of the other cases."""
+    kind = CASES[cases[0]][0]
+    start = _clock()
+    module = load(impl)
+    imported = _since(start)
+    args = _case_args(cases[0], dtype)
+    start = _clock()
+    built = module.build(kind, dtype)
+    result = built.run(*built.prepare(args))
+    compiled = _since(start)
+    _save(built, result, os.path.join(out_dir, f"{impl}.{cases[0]}.{dtype}.{tag}.npz"))
+    for case in cases[1:]:
+        result = built.run(*built.prepare(_case_args(case, dtype)))
+        _save(built, result, os.path.join(out_dir, f"{impl}.{case}.{dtype}.{tag}.npz"))
+    return {"import": imported, "compile": compiled, "source": _source_of(impl)}
+
+
+def _source_of(impl):
+    if impl != "bptt":
+        return None
+    import bptt
+    return os.path.dirname(bptt.__file__)
+
+
+def _status():
+    fields = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                fields[key] = int(value.split()[0]) * 1024
+    return fields
+
+
+def peak_memory(run, prepared):
+    """Rise of the peak resident set over the resident set during one call (bytes)."""
+    import gc
+
+    gc.collect()
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # reset VmHWM to VmRSS
+    except OSError:
+        return None
+    before = _status()["VmRSS"]
+    run(*prepared)
+    return _status()["VmHWM"] - before
+
+
+def child_time(impl, case, dtypes, seconds):
+    """Per dtype: median seconds per call over about `seconds` of calls (at least 3), peak memory."""
+    kind = CASES[case][0]
+    module, out = load(impl), {}
+    for dtype in dtypes:
+        built = module.build(kind, dtype)
+        prepared = built.prepare(_case_args(case, dtype))
+        built.run(*prepared)  # compiles or loads from the cache
+        one = _timed(lambda: built.run(*prepared))
+        mem = peak_memory(built.run, prepared)
+        n = int(min(1000, max(3, seconds / max(one, 1e-6))))
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            built.run(*prepared)
+            times.append(time.perf_counter() - t0)
+        out[dtype] = {"median": float(np.median(times)), "calls": n, "peak_mem": mem}
+    return out
+
+
+def child_gemm(n=1024, repeat=5):
+    out = {}
+    for dtype in DTYPES:
+        a = np.random.default_rng(0).standard_normal((n, n)).astype(dtype)
+        a @ a
+        best = min(_timed(lambda: a @ a) for _ in range(repeat))
+        out[dtype] = 2 * n ** 3 / best / 1e9
+    return out
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def child_main(argv):
+    kind = argv[0]
+    if kind == "compile":
+        impl, cases, dtype, out_dir, tag = argv[1:]
+        result = child_compile(impl, cases.split(","), dtype, out_dir, tag)
+    elif kind == "time":
+        impl, case, dtypes, seconds = argv[1:]
+        result = child_time(impl, case, dtypes.split(","), float(seconds))
+    else:
+        result = child_gemm()
+    print("RESULT " + json.dumps(result))
+
+
+# == the parent ===========================================================================
+class Runner:
+    """Starts children with one BLAS thread, a cache directory and bptt's source."""
+
+    def __init__(self, bptt_src, work_dir):
+        self.bptt_src, self.work_dir = bptt_src, work_dir
+
+    def env(self, cache=None):
+        env = dict(os.environ, **THREAD_ENV)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (self.bptt_src, HERE) if p)
+        if cache:
+            env.update(BENCH_CACHE_DIR=cache, BPTT_CACHE_DIR=os.path.join(cache, "bptt"),
+                       NUMBA_CACHE_DIR=os.path.join(cache, "numba"),
+                       PYTENSOR_FLAGS=f"base_compiledir={os.path.join(cache, 'pytensor')}")
+        return env
+
+    def run(self, argv, cache=None, timeout=900):
+        """The child's RESULT, or raise ChildFailed with the end of its stderr."""
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", *argv]
+        try:
+            proc = subprocess.run(cmd, env=self.env(cache), capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise ChildFailed(f"timed out after {timeout} s")
+        for line in reversed(proc.stdout.splitlines()):
+            if line.startswith("RESULT "):
+                return json.loads(line[len("RESULT "):])
+        lines = [s for s in proc.stderr.strip().splitlines() if s.strip()]
+        raise ChildFailed(lines[-1] if lines else f"exit code {proc.returncode}")
+
+
+class ChildFailed(Exception):
+    pass
+
+
+def export_head(dest):
+    """A clean copy of the committed ``bptt/`` package (no one's uncommitted edits)."""
+    os.makedirs(dest, exist_ok=True)
+    archive = os.path.join(dest, "bptt.tar")
+    subprocess.run(["git", "-C", ROOT, "archive", "-o", archive, "HEAD", "bptt"], check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def git_describe():
+    head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    subject = subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%s"],
+                             capture_output=True, text=True).stdout.strip()
+    return head, subject
+
+
+def availability(impls):
+    """impl -> None if its library can be found, else the reason it is skipped."""
+    # bptt comes from its own source directory (PYTHONPATH of the children)
+    return {impl: None if impl == "bptt" or importlib.util.find_spec(LIBRARY[impl]) else
+            f"skipped: {LIBRARY[impl]} is not installed" for impl in impls}
+
+
+def kinds_to_cases(cases):
+    grouped = {}
+    for case in cases:
+        grouped.setdefault(CASES[case][0], []).append(case)
+    return grouped
+
+
+def compile_and_check(runner, impls, cases, dtypes, status, log):
+    """Cold and warm compile per (impl, kind, dtype); returns (compile times, cache dirs)."""
+    compiles, caches = {}, {}
+    for dtype in dtypes:
+        for impl in impls:
+            if status[impl]:
+                continue
+            module_kinds = load_kinds(impl)
+            for kind, kcases in kinds_to_cases(cases).items():
+                if kind not in module_kinds:
+                    continue
+                cache = tempfile.mkdtemp(prefix=f"{impl}-{kind}-{dtype}-", dir=runner.work_dir)
+                key = (impl, kind, dtype)
+                try:
+                    cold = runner.run(["compile", impl, kcases[0], dtype, runner.work_dir,
+                                       "cold"], cache)
+                    warm = runner.run(["compile", impl, ",".join(kcases), dtype,
+                                       runner.work_dir, "warm"], cache)
+                except ChildFailed as e:
+                    compiles[key] = {"error": str(e)}
+                    log(f"  {impl} {kind} {dtype}: FAILED: {e}")
+                    continue
+                compiles[key] = {"cold": cold["compile"], "warm": warm["compile"],
+                                 "source": cold.get("source")}
+                caches[key] = cache
+                log(f"  {impl:>8} {kind:>4} {dtype}: cold {cold['compile']['wall']:6.2f} s "
+                    f"(cpu {cold['compile']['cpu']:5.2f}), warm {warm['compile']['wall']:5.2f} s "
+                    f"(cpu {warm['compile']['cpu']:5.2f})")
+    return compiles, caches
+
+
+def load_kinds(impl):
+    try:
+        return load(impl).KINDS
+    except ImportError:
+        return ()
+
+
+def reference(case, dtype):
+    """NumPy BPTT in float64 on the dtype-rounded data of `case`."""
+    from impls.numpy_ref import lstm, rnn
+
+    kind = CASES[case][0]
+    args = [a.astype(np.float64) for a in _case_args(case, dtype)]
+    return (rnn if kind == "rnn" else lstm)(*args)
+
+
+def relative_errors(outputs, ref):
+    """max|a - ref| / max|ref| of each output (inf on a shape mismatch)."""
+    errs = []
+    for a, e in zip(outputs, ref):
+        a, e = np.asarray(a, np.float64), np.asarray(e, np.float64)
+        if a.shape != e.shape:
+            errs.append(float("inf"))
+            continue
+        scale = max(float(np.max(np.abs(e))), np.finfo(np.float64).tiny)
+        errs.append(float(np.max(np.abs(a - e))) / scale)
+    return errs
+
+
+def check(work_dir, impl, case, dtype):
+    """(max relative error, message or None) of every .npz this impl wrote for the case."""
+    ref = reference(case, dtype)
+    worst, names = 0.0, output_names(CASES[case][0])
+    for tag in ("cold", "warm"):
+        path = os.path.join(work_dir, f"{impl}.{case}.{dtype}.{tag}.npz")
+        if not os.path.exists(path):
+            continue
+        with np.load(path) as f:
+            outputs = [f[f"arr_{i}"] for i in range(len(f.files))]
+        if len(outputs) != len(ref):
+            return float("inf"), f"{tag}: {len(outputs)} outputs, expected {len(ref)}"
+        errs = relative_errors(outputs, ref)
+        worst = max(worst, *errs)
+        bad = [f"{n} {e:.1e}" for n, e in zip(names, errs) if not e <= TOL[dtype]]
+        if bad:
+            return worst, f"mismatch ({tag}): " + ", ".join(bad)
+    return worst, None
+
+
+def timing_rounds(runner, rows, caches, rounds, seconds, log):
+    """Fill rows[(case, dtype, impl)]['times'/'mem'] over interleaved rounds."""
+    by_case = {}
+    for (case, dtype, impl), row in rows.items():
+        if row["status"] == "ok":
+            by_case.setdefault(case, {}).setdefault(impl, []).append(dtype)
+    for r in range(rounds):
+        for case, impls in by_case.items():
+            order = list(impls)
+            order = order[r % len(order):] + order[:r % len(order)]
+            for impl in order:
+                dtypes = impls[impl]
+                kind = CASES[case][0]
+                cache = caches[(impl, kind, dtypes[0])]
+                try:
+                    out = runner.run(["time", impl, case, ",".join(dtypes), str(seconds)], cache)
+                except ChildFailed as e:
+                    for dtype in dtypes:
+                        rows[(case, dtype, impl)]["status"] = f"failed while timing: {e}"
+                    continue
+                for dtype, res in out.items():
+                    row = rows[(case, dtype, impl)]
+                    row["times"].append(res["median"])
+                    row["mem"].append(res["peak_mem"])
+                log(f"  round {r + 1} {case:>10} {impl:>8}: " + ", ".join(
+                    f"{d} {res['median'] * 1e3:.2f} ms x{res['calls']}" for d, res in out.items()))
+
+
+def summarize(rows):
+    """Median over rounds and the ratio to the best other implementation of (case, dtype)."""
+    for row in rows.values():
+        times = [t for t in row.get("times", []) if t is not None]
+        mems = [m for m in row.get("mem", []) if m is not None]
+        row["median"] = float(np.median(times)) if times and row["status"] == "ok" else None
+        row["peak_mem"] = float(np.median(mems)) if mems else None
+    for (case, dtype, impl), row in rows.items():
+        others = [o["median"] for (c, d, i), o in rows.items()
+                  if c == case and d == dtype and i != impl and o["median"] is not None]
+        row["ratio"] = row["median"] / min(others) if row["median"] and others else None
+    return rows
+
+
+# == report ===============================================================================
+def _fmt(value, spec, empty="-"):
+    return empty if value is None else format(value, spec)
+
+
+def compile_table(results):
+    lines = ["| implementation | cell | dtype | cold wall s | cold cpu s | warm wall s | warm cpu s |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    for c in results["compile"]:
+        if "error" in c:
+            lines.append(f"| {c['impl']} | {c['kind']} | {c['dtype']} | failed: {c['error']} "
+                         "| | | |")
+            continue
+        lines.append(f"| {c['impl']} | {c['kind']} | {c['dtype']} | {c['cold']['wall']:.2f} | "
+                     f"{c['cold']['cpu']:.2f} | {c['warm']['wall']:.2f} | {c['warm']['cpu']:.2f} |")
+    return lines
+
+
+def timing_table(results, dtype):
+    lines = ["| case | implementation | median ms | ratio to best other | peak MB | "
+             "trace MB | max rel. error | note |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for row in results["rows"]:
+        if row["dtype"] != dtype:
+            continue
+        kind, *dims = CASES[row["case"]]
+        trace = trace_bytes(kind, *dims, dtype) / 2 ** 20
+        ms = None if row.get("median") is None else row["median"] * 1e3
+        mem = None if row.get("peak_mem") is None else row["peak_mem"] / 2 ** 20
+        note = "" if row["status"] == "ok" else row["status"]
+        lines.append(f"| {row['case']} | {row['impl']} | {_fmt(ms, '.2f')} | "
+                     f"{_fmt(row.get('ratio'), '.2f')} | {_fmt(mem, '.1f')} | {trace:.1f} | "
+                     f"{_fmt(row.get('err'), '.1e')} | {note} |")
+    return lines
+
+
+def gemm_lines(results):
+    lines = []
+    for dtype, gflops in results.get("gemm", {}).items():
+        line = f"- numpy matmul 1024x1024, one thread, {dtype}: {gflops:.1f} GFLOP/s"
+        frac = results.get("gemm_fraction", {}).get(dtype)
+        if frac is not None:
+            line += (f"; bptt on rnn-large: {frac['gflops']:.1f} GFLOP/s of matrix products = "
+                     f"{100 * frac['fraction']:.0f}% of it")
+        lines.append(line)
+    return lines
+
+
+def markdown(results):
+    meta = results["meta"]
+    out = [f"# bptt against its peers: forward+backward, commit {meta['commit']}", "",
+           f"Commit `{meta['commit']}` ({meta['subject']}); bptt imported from "
+           f"{meta['bptt_src']}. {meta['date']}, Python {meta['python']}, "
+           f"{meta['cpus']} CPUs, one BLAS thread per process.", "",
+           f"Command: `{meta['command']}` ({meta['rounds']} rounds, about {meta['seconds']} s "
+           f"of calls per process and dtype; total {meta.get('elapsed', 0) / 60:.1f} min).", "",
+           f"Load average at start {meta['load_start']}, at end {meta.get('load_end')}."]
+    if meta.get("shared"):
+        out += ["", "**Timings were taken under shared load** (load average above 1.5 on "
+                f"{meta['cpus']} CPUs): absolute times are inflated, ratios within one run "
+                "are more meaningful."]
+    out += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()), ""]
+    out += ["## GEMM throughput", ""] + gemm_lines(results) + [""]
+    for dtype in meta["dtypes"]:
+        out += [f"## Per call, {dtype}", "", "Median over rounds of each process's median; "
+                "ratio = this time / the best other implementation's time for the case "
+                "(below 1: fastest). Peak MB: rise of the peak resident set during one call "
+                "after warm-up; trace MB: T x B x H per state.", ""]
+        out += timing_table(results, dtype) + [""]
+    out += ["## Compile (build + first call, fresh process)", "",
+            "Cold: empty cache directory; warm: the cache the cold process filled. Measured "
+            "on the first selected case of each cell type.", ""]
+    out += compile_table(results) + [""]
+    return "\n".join(out)
+
+
+def plot(results, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dtypes = results["meta"]["dtypes"]
+    fig, axes = plt.subplots(1, len(dtypes), figsize=(6 * len(dtypes), 4.5), squeeze=False)
+    impls = list(dict.fromkeys(r["impl"] for r in results["rows"]))
+    for ax, dtype in zip(axes[0], dtypes):
+        cases = list(dict.fromkeys(r["case"] for r in results["rows"] if r["dtype"] == dtype))
+        width = 0.8 / max(1, len(impls))
+        for k, impl in enumerate(impls):
+            xs, ys = [], []
+            for j, case in enumerate(cases):
+                for r in results["rows"]:
+                    if (r["case"], r["dtype"], r["impl"]) == (case, dtype, impl) and r.get("ratio"):
+                        xs.append(j + (k - (len(impls) - 1) / 2) * width)
+                        ys.append(r["ratio"])
+            ax.bar(xs, ys, width, label=impl)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(cases)), cases)
+        ax.set_title(f"{dtype}: time / best other implementation")
+        ax.set_ylabel("ratio (log scale, below 1 = fastest)")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"forward+backward, commit {results['meta']['commit']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def write_outputs(results, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "peers.md"), "w") as f:
+        f.write(markdown(results))
+    with open(os.path.join(out_dir, "peers.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    if importlib.util.find_spec("matplotlib"):
+        plot(results, os.path.join(out_dir, "peers.png"))
+    else:
+        print("matplotlib is not installed: no plot (pip install -e '.[bench]')")
+
+
+def versions(impls):
+    out = {"numpy": np.__version__}
+    for impl in impls:
+        lib = LIBRARY[impl]
+        if lib in out or not importlib.util.find_spec(lib):
+            continue
+        try:
+            from importlib.metadata import version
+            out[lib] = version(lib)
+        except Exception:  # noqa: BLE001  (a library without metadata)
+            out[lib] = "?"
+    return out
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cases", default=None, help=f"comma-separated, from {','.join(CASES)}")
+    p.add_argument("--impls", default=None, help=f"comma-separated, from {','.join(MODULES)}")
+    p.add_argument("--dtypes", default=None, help="comma-separated: float64,float32")
+    p.add_argument("--rounds", type=int, default=None, help="timing rounds (default 3)")
+    p.add_argument("--seconds", type=float, default=None,
+                   help="seconds of calls per timing process and dtype (default 0.5)")
+    p.add_argument("--quick", action="store_true",
+                   help="rnn-small, float64, 1 round, 0.2 s (unless given explicitly)")
+    p.add_argument("--bptt-src", choices=("head", "worktree"), default="head")
+    p.add_argument("--out", default=os.path.join(HERE, "results"))
+    a = p.parse_args(argv)
+    a.cases = _split(a.cases, ["rnn-small"] if a.quick else list(CASES), CASES)
+    a.impls = _split(a.impls, list(MODULES), MODULES)
+    a.dtypes = _split(a.dtypes, ["float64"] if a.quick else list(DTYPES), DTYPES)
+    a.rounds = a.rounds or (1 if a.quick else 3)
+    a.seconds = a.seconds or (0.2 if a.quick else 0.5)
+    return a
+
+
+def _split(text, default, allowed):
+    names = default if text is None else [s.strip() for s in text.split(",") if s.strip()]
+    unknown = [n for n in names if n not in allowed]
+    if unknown:
+        raise SystemExit(f"unknown {unknown}; choose from {', '.join(allowed)}")
+    return names
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    started = time.perf_counter()
+
+    def log(msg):
+        print(msg, flush=True)
+
+    load_start = tuple(round(x, 2) for x in os.getloadavg())
+    log(f"load average {load_start} on {os.cpu_count()} CPUs" +
+        ("  -> timings taken under SHARED LOAD" if load_start[0] > 1.5 else ""))
+    with tempfile.TemporaryDirectory(prefix="bptt-peers-") as work_dir:
+        bptt_src = export_head(os.path.join(work_dir, "src")) if a.bptt_src == "head" else ROOT
+        runner = Runner(bptt_src, work_dir)
+        status = availability(a.impls)
+        for impl, why in status.items():
+            if why:
+                log(f"{impl}: {why}")
+        log("GEMM (numpy matmul, one thread) ...")
+        gemm = runner.run(["gemm"])
+        log("compile (cold, warm) and outputs ...")
+        compiles, caches = compile_and_check(runner, a.impls, a.cases, a.dtypes, status, log)
+        rows = {}
+        for case in a.cases:
+            kind = CASES[case][0]
+            for dtype in a.dtypes:
+                for impl in a.impls:
+                    row = rows[(case, dtype, impl)] = {"status": status[impl], "times": [],
+                                                       "mem": [], "err": None}
+                    if row["status"]:
+                        continue
+                    if kind not in load_kinds(impl):
+                        row["status"] = f"skipped: no {kind}"
+                    elif "error" in compiles.get((impl, kind, dtype), {}):
+                        row["status"] = "failed: " + compiles[(impl, kind, dtype)]["error"]
+                    else:
+                        row["err"], problem = check(work_dir, impl, case, dtype)
+                        row["status"] = problem or "ok"
+                    if row["status"] != "ok":
+                        log(f"  {case} {dtype} {impl}: {row['status']}")
+        log("outputs checked against the NumPy float64 reference; only agreeing ones are timed")
+        log("timing ...")
+        timing_rounds(runner, rows, caches, a.rounds, a.seconds, log)
+        source = next((c.get("source") for k, c in compiles.items() if k[0] == "bptt"), None)
+    summarize(rows)
+    head, subject = git_describe()
+    load_end = tuple(round(x, 2) for x in os.getloadavg())
+    results = {
+        "meta": {"commit": head, "subject": subject, "date": time.strftime("%Y-%m-%d %H:%M"),
+                 "python": platform.python_version(), "cpus": os.cpu_count(),
+                 "bptt_src": ("a clean export of HEAD (git archive)" if a.bptt_src == "head"
+                              else "the working tree") + (f", {source}" if source else ""),
+                 "command": "python benchmarks/peers.py " + " ".join(sys.argv[1:]),
+                 "rounds": a.rounds, "seconds": a.seconds, "dtypes": a.dtypes,
+                 "load_start": load_start, "load_end": load_end,
+                 "shared": max(load_start[0], load_end[0]) > 1.5,
+                 "versions": versions(a.impls),
+                 "elapsed": time.perf_counter() - started},
+        "gemm": gemm,
+        "gemm_fraction": gemm_fraction(rows, gemm),
+        "compile": [{"impl": i, "kind": k, "dtype": d, **c} for (i, k, d), c in compiles.items()],
+        "rows": [{"case": c, "dtype": d, "impl": i, **r} for (c, d, i), r in rows.items()],
+    }
+    write_outputs(results, a.out)
+    print()
+    print(markdown(results))
+    print(f"\nwrote {a.out}/peers.md, peers.json, peers.png")
+    return results
+
+
+def gemm_fraction(rows, gemm):
+    out = {}
+    for (case, dtype, impl), row in rows.items():
+        if case == "rnn-large" and impl == "bptt" and row.get("median"):
+            gflops = matmul_flops(*CASES[case]) / row["median"] / 1e9
+            out[dtype] = {"gflops": gflops, "fraction": gflops / gemm[dtype]}
+    return out
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child_main(sys.argv[2:])
+    else:
+        main()
