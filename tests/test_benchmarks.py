@@ -1,0 +1,105 @@
+"""benchmarks/peers.py: the NumPy reference BPTT, the output check, the report.
+
+The reference is checked against bptt's gradient (PY mode: no compilation) on
+tiny cases; the driver's parsing, summary and table are checked on a fake
+result. Nothing here times anything.
+"""
+import os
+import sys
+from unittest import mock
+
+import numpy as np
+import pytest
+
+import bptt
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+sys.path.insert(0, BENCH)
+with mock.patch.dict(os.environ):  # peers sets thread variables for its children
+    import peers
+from bptt_rnn import bptt_function  # noqa: E402
+from impls import numpy_ref  # noqa: E402
+from impls.cases import data, matmul_flops, output_names  # noqa: E402
+from impls.torch_nn_impl import _gate_order  # noqa: E402
+
+
+@pytest.mark.parametrize("kind", ["rnn", "lstm"])
+def test_numpy_reference_matches_bptt_gradient(kind, monkeypatch):
+    monkeypatch.setattr(bptt.config, "mode", "PY")
+    args = data(kind, 5, 3, 4, 6, "float64", seed=1)
+    ours = bptt_function(kind, "float64")(*args)
+    ref = (numpy_ref.rnn if kind == "rnn" else numpy_ref.lstm)(*args)
+    assert len(ours) == len(ref) == len(output_names(kind))
+    for name, a, e in zip(output_names(kind), ours, ref):
+        np.testing.assert_allclose(a, e, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_check_flags_a_wrong_gradient(tmp_path):
+    case, dtype = "rnn-small", "float64"
+    ref = peers.reference(case, dtype)
+    np.savez(tmp_path / f"good.{case}.{dtype}.cold.npz", *ref)
+    bad = [r.copy() for r in ref]
+    bad[2][0, 0] += 1e-3 * np.abs(bad[2]).max()  # g_Wh off by 1e-3 relative
+    np.savez(tmp_path / f"bad.{case}.{dtype}.warm.npz", *bad)
+    err, problem = peers.check(str(tmp_path), "good", case, dtype)
+    assert problem is None and err == 0.0
+    err, problem = peers.check(str(tmp_path), "bad", case, dtype)
+    assert problem.startswith("mismatch (warm): Wh") and err == pytest.approx(1e-3)
+    # float32 tolerance accepts the same error
+    assert peers.relative_errors(bad, ref)[2] <= peers.TOL["float32"]
+
+
+def test_parse_args():
+    a = peers.parse_args(["--quick"])
+    assert (a.cases, a.dtypes, a.rounds, a.seconds) == (["rnn-small"], ["float64"], 1, 0.2)
+    a = peers.parse_args(["--cases", "lstm,rnn-large", "--impls", "bptt,jax", "--rounds", "5"])
+    assert a.cases == ["lstm", "rnn-large"] and a.impls == ["bptt", "jax"]
+    assert a.dtypes == ["float64", "float32"] and a.rounds == 5
+    with pytest.raises(SystemExit):
+        peers.parse_args(["--cases", "gru"])
+
+
+def fake_results():
+    rows = {("rnn-large", "float64", "bptt"): {"status": "ok", "times": [0.3, 0.1, 0.2],
+                                               "mem": [2 ** 20], "err": 1e-15},
+            ("rnn-large", "float64", "jax"): {"status": "ok", "times": [0.4], "mem": [None],
+                                              "err": 2e-15},
+            ("rnn-large", "float64", "torch"): {"status": "skipped: torch is not installed",
+                                                "times": [], "mem": [], "err": None}}
+    peers.summarize(rows)
+    meta = {"commit": "abc1234", "subject": "s", "bptt_src": "HEAD", "date": "d",
+            "python": "3.11", "cpus": 2, "command": "python benchmarks/peers.py",
+            "rounds": 3, "seconds": 0.5, "load_start": (3.0, 2.0, 1.0), "load_end": (1, 1, 1),
+            "shared": True, "versions": {"numpy": np.__version__}, "dtypes": ["float64"]}
+    return {"meta": meta, "gemm": {"float64": 20.0},
+            "gemm_fraction": peers.gemm_fraction(rows, {"float64": 20.0}),
+            "compile": [{"impl": "bptt", "kind": "rnn", "dtype": "float64",
+                         "cold": {"wall": 5.0, "cpu": 4.0}, "warm": {"wall": 0.5, "cpu": 0.4}},
+                        {"impl": "jax", "kind": "rnn", "dtype": "float64", "error": "boom"}],
+            "rows": [{"case": c, "dtype": d, "impl": i, **r} for (c, d, i), r in rows.items()]}
+
+
+def test_summary_and_table():
+    results = fake_results()
+    rows = {r["impl"]: r for r in results["rows"]}
+    assert rows["bptt"]["median"] == 0.2 and rows["bptt"]["ratio"] == pytest.approx(0.5)
+    assert rows["jax"]["ratio"] == pytest.approx(2.0) and rows["jax"]["peak_mem"] is None
+    assert rows["torch"]["median"] is None and rows["torch"]["ratio"] is None
+    frac = results["gemm_fraction"]["float64"]
+    assert frac["gflops"] == pytest.approx(matmul_flops("rnn", 100, 64, 256, 512) / 0.2 / 1e9)
+    text = peers.markdown(results)
+    assert "commit abc1234" in text and "shared load" in text
+    assert "| rnn-large | bptt | 200.00 | 0.50 | 1.0 | 25.0 | 1.0e-15 |  |" in text
+    assert "| rnn-large | torch | - | - | - | 25.0 | - | skipped: torch is not installed |" in text
+    assert "| bptt | rnn | float64 | 5.00 | 4.00 | 0.50 | 0.40 |" in text
+    assert "| jax | rnn | float64 | failed: boom" in text
+
+
+def test_nn_lstm_gate_order():
+    ours = np.repeat(np.array(list("ifog")), 2)
+    assert "".join(ours[_gate_order(2)]) == "iiffggoo"
+
+
+def test_peak_memory_sees_an_allocation():
+    mem = peers.peak_memory(lambda: np.ones(2 ** 23).sum(), [])  # 64 MiB, always mmap'd
+    assert mem is None or mem >= 60 * 2 ** 20
