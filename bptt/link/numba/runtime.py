@@ -181,3 +181,9 @@ from .scan_runtime import *  # noqa: E402,F401,F403
 from .scan_runtime import __all__ as _scan_all  # noqa: E402
 
 __all__ = __all__ + list(_scan_all)
+
+# Vectorizable exp/log/tanh/sigmoid... for scalar code (fast_exp, ...): see fastmath.py.
+from .fastmath import *  # noqa: E402,F401,F403
+from .fastmath import __all__ as _fastmath_all  # noqa: E402
+
+__all__ = __all__ + list(_fastmath_all)
