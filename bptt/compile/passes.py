@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..config import config
 from ..graph.rewriting import Fixpoint, InToOut
 from ..graph.verify import verify
+from ..scan.rewriting.savemem import scan_save_mem
 from ..tensor.rewriting import (canonical_rewriters, constant_folding, merge, remove_dead_code,
                                 shape_rewriters)
 
@@ -51,6 +52,7 @@ pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [const
                      name="canonicalize"),
             "shrink gradient graphs: sizes from their sources, no x*1, x+0, -(-x), "
             "stacked views, casts, or sum_to/broadcast_to/alloc that change nothing")
+pm.add_pass(scan_save_mem, "scan outputs read only at their last rows keep only those rows")
 pm.add_pass(remove_dead_code, "the linker and printer see only the nodes an output needs")
 
 
