@@ -11,6 +11,11 @@ from __future__ import annotations
 from ..config import config
 from ..graph.rewriting import Fixpoint, InToOut
 from ..graph.verify import verify
+from ..scan.rewriting.basic import (scan_inline_constants_pass, scan_merge_inputs_pass,
+                                   scan_remove_unused_pass)
+from ..scan.rewriting.inner import ScanInnerRewrite
+from ..scan.rewriting.pushout import (scan_pushout_accumulators_pass, scan_pushout_non_seqs_pass,
+                                      scan_pushout_seqs_pass)
 from ..scan.rewriting.savemem import scan_save_mem
 from ..tensor.rewriting import (canonical_rewriters, constant_folding, merge, remove_dead_code,
                                 shape_rewriters)
@@ -29,6 +34,7 @@ class PassManager:
         return [rw.name for rw, _ in self.passes]
 
     def run(self, fgraph, exclude=()):
+        self.active_exclude = tuple(exclude)   # read by scan_inner for the step graphs
         for rw, _ in self.passes:
             if rw.name in exclude:
                 continue
@@ -53,6 +59,18 @@ pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [const
             "shrink gradient graphs: sizes from their sources, no x*1, x+0, -(-x), "
             "stacked views, casts, or sum_to/broadcast_to/alloc that change nothing")
 pm.add_pass(scan_save_mem, "scan outputs read only at their last rows keep only those rows")
+pm.add_pass(scan_inline_constants_pass, "constant non-sequences folded into the step graph")
+pm.add_pass(scan_merge_inputs_pass, "a value passed twice to a scan is passed once")
+pm.add_pass(scan_remove_unused_pass, "scans compute only the outputs someone reads")
+pm.add_pass(ScanInnerRewrite(lambda fg: pm.run(fg, pm.active_exclude)),
+            "step graphs get every rewrite the outer graph gets (recursively)")
+pm.add_pass(scan_pushout_non_seqs_pass, "loop-invariant step work runs once, before the loop")
+pm.add_pass(scan_pushout_seqs_pass, "per-step products of sequence rows become one product "
+                                    "over all steps")
+pm.add_pass(scan_pushout_accumulators_pass, "weight gradients summed over steps are one "
+                                            "product over the stacked steps, after the loop")
+pm.add_pass(scan_remove_unused_pass, "drop what the push-outs left unused")
+pm.add_pass(merge, "one node per value for the work pushed out of loops")
 pm.add_pass(remove_dead_code, "the linker and printer see only the nodes an output needs")
 
 

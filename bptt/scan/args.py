@@ -128,16 +128,16 @@ class ScanArgs:
             self.cond = get(self.cond)
         self.labels = {get(v): label for v, label in self.labels.items()}
 
-    def add_non_seq(self, outer):
-        """Append `outer` as a non-sequence; return its new inner input."""
-        inner = outer.type()
+    def add_non_seq(self, outer, inner_type=None):
+        """Append `outer` as a non-sequence; return its new inner input (of `inner_type`)."""
+        inner = (inner_type or outer.type)()
         self.outer_in_non_seqs.append(outer)
         self.inner_in_non_seqs.append(inner)
         return inner
 
-    def add_seq(self, outer, origin=None):
-        """Append `outer` as a sequence; return its new inner input (one row)."""
-        inner = outer.type.clone(shape=outer.type.shape[1:])()
+    def add_seq(self, outer, origin=None, inner_type=None):
+        """Append `outer` as a sequence; return its new inner input (one row, of `inner_type`)."""
+        inner = (inner_type or outer.type.clone(shape=outer.type.shape[1:]))()
         self.outer_in_seqs.append(outer)
         self.inner_in_seqs.append(inner)
         self.seq_origins.append(origin)

@@ -1,0 +1,320 @@
+"""Push work out of Scan loops: loop invariants, per-step products, summed accumulators.
+
+Three node rewriters on `Scan`, each building the new node with `ScanArgs`:
+
+`scan_pushout_non_seqs` (loop-invariant code motion)
+    A step node whose inputs are non-sequences, constants or other such nodes
+    computes the same value at every step. The outermost of them (those read
+    by per-step work or returned) are computed once before the loop and
+    passed in as new non-sequences, e.g. ``W.T`` in a backward step: a
+    transposed *view* is passed (numba's ``np.dot`` takes a transposed
+    contiguous array without a copy). Stateful nodes (random draws, in-place
+    writes) stay inside. Cost when ``n_steps`` is 0: the hoisted value is
+    computed once where the loop would compute it zero times; that is at most
+    one step's work, which we accept (every hoisted node runs at least once
+    per step otherwise, so for ``n_steps >= 1`` hoisting never costs more).
+
+`scan_pushout_seqs` (sequence push-out)
+    A step node computed only from sequence rows and invariants (Elemwise,
+    Dot with the sequence row on the left, or a 1-d row on the right,
+    DimShuffle) is computed for every step at once before the loop on the
+    first ``n_steps`` rows of the sequences, and the loop reads the result as
+    a new sequence: ``dot(x_t, U)`` for a (T, B, In) sequence becomes one
+    (T*B, In) x (In, H) product reshaped to (T, B, H). Only the outermost
+    such nodes become sequences, and only those that contain a product:
+    elementwise work alone gains nothing outside (the loop does it row by row
+    at the same speed) and would cost a T-long temporary. Loops with
+    ``until`` are left alone: the executed steps are not known before the
+    loop, and computing all ``n_steps`` rows could be far more work.
+
+`scan_pushout_accumulators`
+    A sit_sot ``acc_t = acc_{t-1} + f_t`` that nothing else in the step
+    reads, whose outer buffer is only read at its last row, and whose
+    increment is linear in per-step values -- ``dot(P_t, Q_t)`` of two
+    per-step matrices (``P_t = x_t.T`` for the gradient of a weight),
+    ``SumTo``/``Sum`` of a per-step value (the gradient of a bias), or a sum
+    of such terms -- is removed from the loop. Its per-step values become
+    nit_sot outputs (or are read from the sequence they are rows of) and the
+    sum over steps is computed after the loop: ``acc[-1] = acc_init[0] +
+    X_flat.T @ DA_flat`` with ``X_flat`` the (E*B, In) stack of the rows of
+    the E executed steps. Sequences are sliced to the loop's ``n_steps``, so
+    a truncated backward scan (fewer steps than the sequence) sums the steps
+    it ran. Loops with ``until`` are left alone.
+"""
+from __future__ import annotations
+
+from ...graph.basic import Constant
+from ...graph.replace import clone_replace
+from ...graph.rewriting import InToOut, can_replace, node_rewriter
+from ...graph.traversal import toposort
+from ...tensor.elemwise import Elemwise
+from ...tensor.math import Dot, Sum, dot
+from ...tensor.rewriting.constant_folding import is_stateful
+from ...tensor.shape import DimShuffle, SumTo, dimshuffle, reshape, shape_i
+from ...tensor.subtensor import Subtensor, getitem
+from ..args import ScanArgs
+from ..op import Scan
+from .basic import rebuild
+
+
+def _inner_nodes(op):
+    return toposort(op.inner_outputs, blockers=op.inner_inputs)
+
+
+def _invariants(op, args):
+    """Inner variables with the same value at every step, and the nodes computing them."""
+    inv = set(args.inner_in_non_seqs)
+    nodes = []
+    for n in _inner_nodes(op):
+        if is_stateful(n) or isinstance(n.op, Scan):
+            continue
+        if all(isinstance(i, Constant) or i in inv for i in n.inputs):
+            inv.update(n.outputs)
+            nodes.append(n)
+    return inv, nodes
+
+
+def _readers(op):
+    """inner variable -> the inner nodes reading it (inner outputs count as a reader None)."""
+    out = {}
+    for n in _inner_nodes(op):
+        for i in n.inputs:
+            out.setdefault(i, []).append(n)
+    for v in op.inner_outputs:
+        out.setdefault(v, []).append(None)
+    return out
+
+
+def _frontier(nodes, inside, readers):
+    """Outputs of `nodes` read by a node outside `inside` (or returned by the step)."""
+    out = []
+    for n in nodes:
+        for v in n.outputs:
+            if any(r is None or r not in inside for r in readers.get(v, ())) and v not in out:
+                out.append(v)
+    return out
+
+
+# -- loop invariants --------------------------------------------------------------------------
+@node_rewriter([Scan])
+def scan_pushout_non_seqs(fgraph, node):
+    """Compute step nodes that depend only on non-sequences once, before the loop."""
+    op = node.op
+    args = ScanArgs.from_node(node)
+    inv, nodes = _invariants(op, args)
+    ns = set(args.inner_in_non_seqs)
+    hoist = [n for n in nodes if any(i in ns or i.owner in nodes for i in n.inputs)]
+    moved = _frontier(hoist, set(hoist), _readers(op))
+    if not moved:
+        return None
+    outer = clone_replace(moved, dict(zip(args.inner_in_non_seqs, args.outer_in_non_seqs)))
+    mapping = {}
+    for v, o in zip(moved, outer):
+        mapping[v] = args.add_non_seq(o, inner_type=v.type)
+    args.replace_inner(mapping)
+    return rebuild(node, args)[0]
+
+
+# -- sequence push-out ------------------------------------------------------------------------
+def _stack_elemwise(n, stacked, outer_inv):
+    nd = n.outputs[0].ndim + 1
+    ins = []
+    for i in n.inputs:
+        if i in stacked:
+            ins.append(stacked[i])
+        else:
+            x = outer_inv(i)
+            ins.append(dimshuffle(x, ("x",) * (nd - x.ndim) + tuple(range(x.ndim))))
+    return n.op(*ins)
+
+
+def _stack_dot(n, stacked, outer_inv):
+    a, b = n.inputs
+    if a in stacked and b not in stacked:
+        return dot(stacked[a], outer_inv(b))
+    if b in stacked and a not in stacked and b.ndim == 1:
+        w = outer_inv(a)
+        return dot(stacked[b], dimshuffle(w, (1, 0)) if w.ndim == 2 else w)
+    return None
+
+
+def _stack_dimshuffle(n, stacked, outer_inv):
+    order = (0,) + tuple(o if o == "x" else o + 1 for o in n.op.new_order)
+    return dimshuffle(stacked[n.inputs[0]], order)
+
+
+_STACKERS = {Elemwise: _stack_elemwise, Dot: _stack_dot, DimShuffle: _stack_dimshuffle}
+
+
+def _outer_of_invariant(args):
+    ns = dict(zip(args.inner_in_non_seqs, args.outer_in_non_seqs))
+    memo = {}
+
+    def outer(v):
+        if isinstance(v, Constant) or v in ns:
+            return ns.get(v, v)
+        if v not in memo:
+            memo[v] = clone_replace(v, ns)
+        return memo[v]
+
+    return outer
+
+
+@node_rewriter([Scan])
+def scan_pushout_seqs(fgraph, node):
+    """Compute step nodes that read only sequence rows and invariants for all steps at once."""
+    op = node.op
+    if op.info.as_while:
+        return None
+    args = ScanArgs.from_node(node)
+    inv, _ = _invariants(op, args)
+    n_steps = args.n_steps
+    stacked = {v: getitem(o, slice(None, n_steps))
+               for v, o in zip(args.inner_in_seqs, args.outer_in_seqs)}
+    origin = {v: args.seq_origins[k] for k, v in enumerate(args.inner_in_seqs)}
+    outer_inv = _outer_of_invariant(args)
+    moved_nodes, computes = [], set()
+    for n in _inner_nodes(op):
+        stacker = _STACKERS.get(type(n.op))
+        if stacker is None or len(n.outputs) != 1 or is_stateful(n):
+            continue
+        if not any(i in stacked for i in n.inputs) or \
+                not all(i in stacked or i in inv for i in n.inputs):
+            continue
+        out = stacker(n, stacked, outer_inv)
+        if out is None:
+            continue
+        stacked[n.outputs[0]] = out
+        origin[n.outputs[0]] = next(origin[i] for i in n.inputs if i in origin)
+        moved_nodes.append(n)
+        if isinstance(n.op, Dot) or any(i.owner in computes for i in n.inputs):
+            computes.add(n)
+    moved = [v for v in _frontier(moved_nodes, set(moved_nodes), _readers(op))
+             if v.owner in computes]
+    if not moved:
+        return None
+    mapping = {v: args.add_seq(stacked[v], origin=origin[v], inner_type=v.type) for v in moved}
+    args.replace_inner(mapping)
+    return rebuild(node, args)[0]
+
+
+# -- summed accumulators ----------------------------------------------------------------------
+class _Stacks:
+    """Per-step inner values and the (placeholder) outer arrays holding them for every step."""
+
+    def __init__(self, args, node):
+        self.args, self.node = args, node
+        self.seqs = {v: getitem(o, slice(None, args.n_steps))
+                     for v, o in zip(args.inner_in_seqs, args.outer_in_seqs)}
+        self.nits = {v: k for k, v in enumerate(args.inner_out_nit_sot)}
+        self.new = {}    # placeholder -> index of the new nit_sot
+
+    def __call__(self, v):
+        if v in self.seqs:
+            return self.seqs[v]
+        k = self.nits.get(v)
+        if k is None:
+            self.args.add_nit_sot(v, self.args.n_steps)
+            k = self.nits[v] = len(self.args.inner_out_nit_sot) - 1
+        out = self.args.outer_out_nit_sot[k]
+        if out is None:
+            out = v.type.clone(shape=(None,) + v.type.shape)()
+            self.new[out] = k
+            self.args.outer_out_nit_sot[k] = out
+        return out
+
+
+def _flat_rows(stack):
+    """(E, B, n) -> (E*B, n)."""
+    return reshape(stack, [shape_i(stack, 0) * shape_i(stack, 1), shape_i(stack, 2)], ndim=2)
+
+
+def _summed(f, per_step, inv, outer_inv, stacks):
+    """An outer expression for the sum of `f` over the executed steps, or None."""
+    if f in inv or f.owner is None:
+        return None
+    n, op = f.owner, f.owner.op
+    if isinstance(op, Dot) and all(i.ndim == 2 for i in n.inputs):
+        p, q = n.inputs
+        if p in inv or q in inv:
+            return None
+        if isinstance(getattr(p.owner, "op", None), DimShuffle) and p.owner.op.new_order == (1, 0):
+            pt = dimshuffle(_flat_rows(stacks(p.owner.inputs[0])), (1, 0))
+        else:
+            ps = stacks(p)
+            pt = reshape(dimshuffle(ps, (1, 0, 2)),
+                         [shape_i(ps, 1), shape_i(ps, 0) * shape_i(ps, 2)], ndim=2)
+        return dot(pt, _flat_rows(stacks(q)))
+    if isinstance(op, SumTo) and n.inputs[1] in inv and n.inputs[0] not in inv:
+        return op(stacks(n.inputs[0]), outer_inv(n.inputs[1]))
+    if isinstance(op, Sum) and n.inputs[0] not in inv:
+        return Sum((0,) + tuple(a + 1 for a in op.axis))(stacks(n.inputs[0]))
+    if isinstance(op, Elemwise) and op.scalar_op.name == "add" and \
+            all(i.type == f.type for i in n.inputs):
+        terms = [_summed(i, per_step, inv, outer_inv, stacks) for i in n.inputs]
+        if any(t is None for t in terms):
+            return None
+        total = terms[0]
+        for t in terms[1:]:
+            total = total + t
+        return total
+    return None
+
+
+def _last_row_readers(fgraph, var):
+    """The outputs of the ``var[-1]`` nodes reading `var`, or None if anything else reads it."""
+    outs = []
+    for client, _ in fgraph.clients.get(var, ()):
+        if client == "output" or not isinstance(client.op, Subtensor) or \
+                client.op.idx_list != (-1,):
+            return None
+        outs.append(client.outputs[0])
+    return outs
+
+
+@node_rewriter([Scan])
+def scan_pushout_accumulators(fgraph, node):
+    """Sum linear sit_sot increments over the stacked steps after the loop."""
+    op = node.op
+    if op.info.as_while or not op.info.n_sit_sot:
+        return None
+    args = ScanArgs.from_node(node)
+    inv, _ = _invariants(op, args)
+    outer_inv = _outer_of_invariant(args)
+    readers = _readers(op)
+    stacks = _Stacks(args, node)
+    done = []    # (sit_sot index, readers of acc[-1], outer sum placeholder expression)
+    for j, (a_in, a_out) in enumerate(zip(args.inner_in_sit_sot, args.inner_out_sit_sot)):
+        last = _last_row_readers(fgraph, args.outer_out_sit_sot[j])
+        if not last or readers.get(a_in, []) != [a_out.owner] or a_out.owner is None:
+            continue
+        if not (isinstance(a_out.owner.op, Elemwise) and a_out.owner.op.scalar_op.name == "add"
+                and len(a_out.owner.inputs) == 2 and a_in in a_out.owner.inputs):
+            continue
+        if readers.get(a_out) != [None]:
+            continue
+        f = a_out.owner.inputs[1 - a_out.owner.inputs.index(a_in)]
+        if f is a_in or f.dtype != a_out.dtype or f.ndim != a_out.ndim:
+            continue
+        total = _summed(f, None, inv, outer_inv, stacks)
+        if total is not None:
+            done.append((j, last, total))
+    if not done:
+        return None
+    inits = {j: args.outer_in_sit_sot[j] for j, _, _ in done}
+    for j in sorted((j for j, _, _ in done), reverse=True):
+        args.remove("sit_sot", j)
+    repl, new = rebuild(node, args)
+    fill = {ph: new.outputs[args.info.outer_out_nit_sot[k]] for ph, k in stacks.new.items()}
+    for j, last, total in done:
+        value = getitem(inits[j], 0) + clone_replace(total, fill)
+        if not all(can_replace(v, value) for v in last):
+            return None
+        repl.update({v: value for v in last})
+    return repl
+
+
+scan_pushout_non_seqs_pass = InToOut([scan_pushout_non_seqs], name="scan_pushout_non_seqs")
+scan_pushout_seqs_pass = InToOut([scan_pushout_seqs], name="scan_pushout_seqs")
+scan_pushout_accumulators_pass = InToOut([scan_pushout_accumulators],
+                                         name="scan_pushout_accumulators")
