@@ -21,11 +21,11 @@ from .op import Scan
 CATEGORIES = {
     "seqs": ("outer_in_seqs", "inner_in_seqs", "seq_origins"),
     "mit_mot": ("outer_in_mit_mot", "inner_in_mit_mot", "inner_out_mit_mot",
-                "outer_out_mit_mot", "mit_mot_in_slices", "mit_mot_out_slices"),
+                "outer_out_mit_mot", "mit_mot_in_slices", "mit_mot_out_slices", "mit_mot_rows"),
     "mit_sot": ("outer_in_mit_sot", "inner_in_mit_sot", "inner_out_mit_sot",
-                "outer_out_mit_sot", "mit_sot_in_slices"),
+                "outer_out_mit_sot", "mit_sot_in_slices", "mit_sot_rows"),
     "sit_sot": ("outer_in_sit_sot", "inner_in_sit_sot", "inner_out_sit_sot",
-                "outer_out_sit_sot"),
+                "outer_out_sit_sot", "sit_sot_rows"),
     "nit_sot": ("outer_in_nit_sot", "inner_out_nit_sot", "outer_out_nit_sot"),
     "shared": ("outer_in_shared", "inner_in_shared", "inner_out_shared", "outer_out_shared"),
     "non_seqs": ("outer_in_non_seqs", "inner_in_non_seqs"),
@@ -63,8 +63,10 @@ class ScanArgs:
         a.outer_in_seqs = [ins[i] for i in info.outer_in_seqs]
         a.inner_in_seqs = [ii[i] for i in info.inner_in_seqs]
         a.seq_origins = list(op.seq_origins) if op.seq_origins else [None] * info.n_seqs
-        for b in info.buffers:
+        rows = info.buffer_rows or (None,) * info.n_states
+        for b, r in zip(info.buffers, rows):
             k = b.kind
+            getattr(a, f"{k}_rows").append(r)    # ring length (save-mem) or None
             getattr(a, f"outer_in_{k}").append(ins[b.outer_input])
             getattr(a, f"outer_out_{k}").append(outs[b.outer_output])
             ins_inner = [ii[i] for i in b.inner_inputs]
@@ -161,7 +163,13 @@ class ScanArgs:
             mit_sot_in_slices=tuple(self.mit_sot_in_slices), n_sit_sot=len(self.outer_in_sit_sot),
             n_nit_sot=len(self.outer_in_nit_sot), n_shared_outs=len(self.outer_in_shared),
             n_non_seqs=len(self.outer_in_non_seqs), as_while=self.cond is not None,
-            truncate_gradient=self.truncate_gradient, name=self.name)
+            truncate_gradient=self.truncate_gradient, name=self.name,
+            buffer_rows=tuple(r for k in ("mit_mot", "mit_sot", "sit_sot") for r in self._rows(k)))
+
+    def _rows(self, kind):
+        """Ring lengths of the `kind` states; states appended without one keep every row."""
+        rows = list(getattr(self, f"{kind}_rows"))
+        return rows + [None] * (len(getattr(self, f"outer_in_{kind}")) - len(rows))
 
     @property
     def inner_inputs(self):

@@ -245,8 +245,10 @@ def _summed(f, per_step, inv, outer_inv, stacks):
             pt = reshape(dimshuffle(ps, (1, 0, 2)),
                          [shape_i(ps, 1), shape_i(ps, 0) * shape_i(ps, 2)], ndim=2)
         return dot(pt, _flat_rows(stacks(q)))
-    if isinstance(op, SumTo) and n.inputs[1] in inv and n.inputs[0] not in inv:
-        return op(stacks(n.inputs[0]), outer_inv(n.inputs[1]))
+    if isinstance(op, SumTo) and n.inputs[0] not in inv and \
+            all(d in inv or isinstance(d, Constant) for d in n.inputs[1:]):
+        # SumTo sums leading dimensions away: summing the stacked steps is one SumTo
+        return op(stacks(n.inputs[0]), *(outer_inv(d) for d in n.inputs[1:]))
     if isinstance(op, Sum) and n.inputs[0] not in inv:
         return Sum((0,) + tuple(a + 1 for a in op.axis))(stacks(n.inputs[0]))
     if isinstance(op, Elemwise) and op.scalar_op.name == "add" and \
