@@ -17,6 +17,7 @@ from ..scan.rewriting.inner import ScanInnerRewrite
 from ..scan.rewriting.pushout import (scan_pushout_accumulators_pass, scan_pushout_non_seqs_pass,
                                       scan_pushout_seqs_pass)
 from ..scan.rewriting.savemem import scan_save_mem
+from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
 from ..tensor.rewriting import (canonical_rewriters, constant_folding, merge, remove_dead_code,
                                 shape_rewriters)
 
@@ -48,6 +49,22 @@ class PassManager:
         return "\n".join(f"{rw.name:<26} {why}" for rw, why in self.passes)
 
 
+# The gemm passes hide `add(z, dot)` from the scan push-outs: step graphs get them last.
+_GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm")
+
+
+def _run_without_gemm(fgraph):
+    exclude = pm.active_exclude
+    pm.run(fgraph, exclude + _GEMM_PASSES)
+    pm.active_exclude = exclude
+
+
+def _run_gemm_passes(fgraph):
+    for rw, _ in pm.passes:
+        if rw.name in _GEMM_PASSES and rw.name not in pm.active_exclude:
+            rw.apply(fgraph)
+
+
 pm = PassManager()
 pm.add_pass(merge, "one node per value: later rewrites then see each repeated "
                    "subexpression once")
@@ -62,7 +79,7 @@ pm.add_pass(scan_save_mem, "scan outputs read only at their last rows keep only 
 pm.add_pass(scan_inline_constants_pass, "constant non-sequences folded into the step graph")
 pm.add_pass(scan_merge_inputs_pass, "a value passed twice to a scan is passed once")
 pm.add_pass(scan_remove_unused_pass, "scans compute only the outputs someone reads")
-pm.add_pass(ScanInnerRewrite(lambda fg: pm.run(fg, pm.active_exclude)),
+pm.add_pass(ScanInnerRewrite(lambda fg: _run_without_gemm(fg)),
             "step graphs get every rewrite the outer graph gets (recursively)")
 pm.add_pass(scan_pushout_non_seqs_pass, "loop-invariant step work runs once, before the loop")
 pm.add_pass(scan_pushout_seqs_pass, "per-step products of sequence rows become one product "
@@ -71,6 +88,10 @@ pm.add_pass(scan_pushout_accumulators_pass, "weight gradients summed over steps 
                                             "product over the stacked steps, after the loop")
 pm.add_pass(scan_remove_unused_pass, "drop what the push-outs left unused")
 pm.add_pass(merge, "one node per value for the work pushed out of loops")
+pm.add_pass(gemm_pass, "z + dot(x, y) is one BLAS gemm call: no temporary for the product")
+pm.add_pass(gemm_inplace_pass, "a gemm whose z nothing else reads accumulates into z's buffer")
+pm.add_pass(ScanInnerRewrite(lambda fg: _run_gemm_passes(fg), name="scan_inner_gemm"),
+            "step graphs get the gemm passes only now: the push-outs above match dot + add")
 pm.add_pass(remove_dead_code, "the linker and printer see only the nodes an output needs")
 
 

@@ -182,6 +182,12 @@ from .scan_runtime import __all__ as _scan_all  # noqa: E402
 
 __all__ = __all__ + list(_scan_all)
 
+# BLAS matrix products (gemm_into, dot_mm...); import them from here, not from .blas.
+from .blas import *  # noqa: E402,F401,F403
+from .blas import __all__ as _blas_all  # noqa: E402
+
+__all__ = __all__ + list(_blas_all)
+
 # Vectorizable exp/log/tanh/sigmoid... for scalar code (fast_exp, ...): see fastmath.py.
 from .fastmath import *  # noqa: E402,F401,F403
 from .fastmath import __all__ as _fastmath_all  # noqa: E402

@@ -1,7 +1,8 @@
 """Numba lowerings, one module per tensor module. Importing this registers them all."""
 import importlib
 
-for _family in ("elemwise", "math", "shape", "basic", "subtensor", "random", "nnet", "scan"):
+for _family in ("elemwise", "math", "shape", "basic", "subtensor", "random", "nnet", "scan",
+                "blas"):
     try:
         importlib.import_module(f"{__name__}.{_family}")
     except ModuleNotFoundError as exc:

@@ -14,11 +14,14 @@ def _dot(op, node, ctx):
     a, b = node.inputs
     dt = node.outputs[0].dtype
     if dt in ("float32", "float64"):
+        # BLAS on the operands' own strides (runtime `blas`): no copy of transposed
+        # or row-sliced views, unlike numba's np.dot.
         ca = "a" if a.dtype == dt else f"a.astype({np_dtype(dt)})"
         cb = "b" if b.dtype == dt else f"b.astype({np_dtype(dt)})"
+        fn = {(2, 2): "dot_mm", (2, 1): "dot_mv", (1, 2): "dot_vm", (1, 1): "dot_vv"}
         return Kernel(f"""
 def {{name}}(a, b):
-    return np.dot({ca}, {cb})
+    return {fn[a.ndim, b.ndim]}({ca}, {cb})
 """, "dot")
     return Kernel(_int_dot_source(a.ndim, b.ndim, dt), "int_dot")
 

@@ -1,0 +1,314 @@
+"""BLAS matrix products for generated code, without hidden copies.
+
+numba's ``np.dot`` copies every operand whose layout is not known at compile
+time to be contiguous (numba type layout ``'A'``): a transposed matrix made
+by a strided view, a row slice... and always allocates its result. The
+helpers here call ``?gemm`` from ``scipy.linalg.cython_blas`` directly and
+read each operand's layout from its strides at run time:
+
+* a matrix whose rows are contiguous (``strides[1] == itemsize``, any row
+  stride at least a row long) is handed to BLAS as is;
+* one whose columns are contiguous (a transposed C array) is handed over
+  with BLAS's transpose flag;
+* anything else (negative or zero strides, both strides non-unit) is copied
+  to a C-contiguous temporary first: the only copy left.
+
+BLAS is column-major and our arrays are mostly row-major, so a product
+``C = A @ B`` with row-major ``C`` is asked of BLAS as ``C^T = B^T A^T``:
+the memory of a row-major ``m x n`` matrix *is* its column-major
+transpose. A column-major (F-contiguous) ``C`` is computed directly.
+
+The call goes through a numba intrinsic that stores each scalar argument in
+a stack slot and calls the external symbol ``bptt_dgemm``/``bptt_sgemm``,
+registered with LLVM at import from `get_cython_function_address` (what
+numba's own ``numba_xxgemm`` wrapper does in C). The compiled code refers to
+the symbol by name, not by address, so it stays valid in numba's disk cache.
+
+Small products (at most `SMALL` multiply-adds) run as plain loops instead:
+the BLAS call costs about as much as the whole product there (see
+``benchmarks/dot.py``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import binding as llvm
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.imputils import impl_ret_borrowed
+from numba.core.errors import TypingError
+from numba.extending import get_cython_function_address, intrinsic, overload
+
+from .runtime import OPTIONS, broadcast_into, jit
+
+__all__ = ["gemm_into", "gemm_fresh", "gemm_overwrite", "dot_mm", "dot_mv", "dot_vm", "dot_vv"]
+
+_SYMBOLS = {"float64": "bptt_dgemm", "float32": "bptt_sgemm"}
+for _dt, _sym in _SYMBOLS.items():
+    llvm.add_symbol(_sym, get_cython_function_address("scipy.linalg.cython_blas",
+                                                      _sym.rsplit("_", 1)[1]))
+
+# Products with at most this many multiply-adds (m * n * k) are loops.
+SMALL = 512
+_INT_MAX = 2 ** 31 - 1  # cython_blas takes C ints
+
+
+@intrinsic
+def _xgemm(typingctx, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+    """``c := alpha * op(a) @ op(b) + beta * c`` in BLAS's column-major terms."""
+    arrays = (a, b, c)
+    if not all(isinstance(x, types.Array) for x in arrays):
+        raise TypingError("_xgemm: a, b, c must be arrays")
+    if len({x.dtype for x in arrays}) != 1 or str(c.dtype) not in _SYMBOLS:
+        raise TypingError("_xgemm: a, b, c must share a float32 or float64 dtype")
+    sig = types.none(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+
+    def codegen(context, builder, signature, args):
+        tys = signature.args
+        dtype = c.dtype
+        llfloat = context.get_value_type(dtype)
+        i8, i32 = ir.IntType(8), ir.IntType(32)
+
+        def slot(value, ty, llty):
+            cast = context.cast(builder, value, ty, types.int32 if llty is i32 else dtype)
+            return cgutils.alloca_once_value(builder, cast)
+
+        def flag(value, ty):
+            is_t = context.cast(builder, value, ty, types.boolean)
+            char = builder.select(is_t, ir.Constant(i8, ord("T")), ir.Constant(i8, ord("N")))
+            return cgutils.alloca_once_value(builder, char)
+
+        def data(i):
+            return context.make_array(tys[i])(context, builder, args[i]).data
+
+        ptr = llfloat.as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [i8.as_pointer()] * 2 + [i32.as_pointer()] * 3
+                               + [ptr, ptr, i32.as_pointer(), ptr, i32.as_pointer(), ptr, ptr,
+                                  i32.as_pointer()])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, _SYMBOLS[str(dtype)])
+        builder.call(fn, [flag(args[0], tys[0]), flag(args[1], tys[1]),
+                          slot(args[2], tys[2], i32), slot(args[3], tys[3], i32),
+                          slot(args[4], tys[4], i32), slot(args[5], tys[5], llfloat),
+                          data(6), slot(args[7], tys[7], i32), data(8),
+                          slot(args[9], tys[9], i32), slot(args[10], tys[10], llfloat),
+                          data(11), slot(args[12], tys[12], i32)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@jit
+def _major(x):
+    """How BLAS can read 2-d `x`: (0, ld) row-major, (1, ld) column-major, (-1, 0) not at all.
+
+    A dimension of size 1 has no meaningful stride; it never forces a copy.
+    """
+    size = x.itemsize
+    r, c = x.shape
+    s0, s1 = x.strides
+    if s0 % size or s1 % size:
+        return -1, 0
+    s0 //= size
+    s1 //= size
+    if (s1 == 1 or c == 1) and (r == 1 or s0 >= max(1, c)):
+        return 0, max(1, c) if r == 1 else s0
+    if (s0 == 1 or r == 1) and (c == 1 or s1 >= max(1, r)):
+        return 1, max(1, r) if c == 1 else s1
+    return -1, 0
+
+
+@jit
+def _readable(x):
+    """`x` itself if BLAS can read it, else a C-contiguous copy; its major and leading dim."""
+    major, ld = _major(x)
+    if major < 0:
+        y = x.copy()
+        return y, 0, max(1, y.shape[1])
+    return x, major, ld
+
+
+@jit
+def _scale(beta, c):
+    # BLAS semantics: beta == 0 never reads c (so NaN in c does not leak).
+    for i in range(c.shape[0]):
+        for j in range(c.shape[1]):
+            c[i, j] = 0 if beta == 0 else beta * c[i, j]
+
+
+@intrinsic
+def _as_contiguous(typingctx, x):
+    """`x` retyped as C-contiguous (no copy): only for a 1-d `x` of unit stride.
+
+    numba types a view of unknown layout as 'A' and cannot vectorize loops over
+    it; the same array typed 'C' can.
+    """
+    if not isinstance(x, types.Array) or x.ndim != 1:
+        raise TypingError("_as_contiguous: expected a 1-d array")
+    sig = x.copy(layout="C")(x)
+
+    def codegen(context, builder, signature, args):
+        return impl_ret_borrowed(context, builder, signature.return_type, args[0])
+
+    return sig, codegen
+
+
+@jit
+def _gemm_loops(alpha, a, b, beta, c):
+    _scale(beta, c)
+    size = c.itemsize
+    if b.strides[1] == size and c.strides[1] == size:
+        # c[i, :] += a[i, p] * b[p, :] over unit-stride rows: vectorizes.
+        for i in range(c.shape[0]):
+            crow = _as_contiguous(c[i])
+            for p in range(a.shape[1]):
+                aip = alpha * a[i, p]
+                brow = _as_contiguous(b[p])
+                for j in range(crow.shape[0]):
+                    crow[j] += aip * brow[j]
+        return
+    for i in range(c.shape[0]):
+        for p in range(a.shape[1]):
+            aip = alpha * a[i, p]
+            for j in range(c.shape[1]):
+                c[i, j] += aip * b[p, j]
+
+
+@jit
+def _gemm_blas(alpha, a, b, beta, c):
+    m, k = a.shape
+    n = c.shape[1]
+    if max(m, n, k) > _INT_MAX:
+        raise ValueError("gemm: a dimension does not fit in a C int ({}, {}, {})", m, n, k)
+    a, amaj, lda = _readable(a)
+    b, bmaj, ldb = _readable(b)
+    cmaj, ldc = _major(c)
+    if cmaj == 0:    # c^T = b^T a^T in column-major terms
+        _xgemm(bmaj == 1, amaj == 1, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc)
+    else:            # c = a b
+        _xgemm(amaj == 0, bmaj == 0, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+
+
+@jit
+def gemm_into(alpha, a, b, beta, c):
+    """``c[...] = beta * c + alpha * (a @ b)`` in place, for 2-d float arrays; returns `c`.
+
+    `a`, `b`, `c` share a float32/float64 dtype and may have any strides;
+    `c` must not overlap `a` or `b`. ``beta == 0`` never reads `c`.
+    """
+    m, k = a.shape
+    if b.shape[0] != k or c.shape[0] != m or c.shape[1] != b.shape[1]:
+        raise ValueError("gemm: shapes {} @ {} into {} not aligned", a.shape, b.shape, c.shape)
+    n = c.shape[1]
+    if m == 0 or n == 0:
+        return c
+    if k == 0:
+        _scale(beta, c)
+    elif m * n * k <= SMALL:
+        _gemm_loops(alpha, a, b, beta, c)
+    elif _major(c)[0] < 0:
+        # A c BLAS cannot write (rare: a strided intermediate): compute, then accumulate.
+        t = np.empty((m, n), c.dtype)
+        _gemm_blas(alpha, a, b, 0, t)
+        _scale(beta, c)
+        for i in range(m):
+            for j in range(n):
+                c[i, j] += t[i, j]
+    else:
+        _gemm_blas(alpha, a, b, beta, c)
+    return c
+
+
+def _cast_like(x, arr):
+    """`x` converted to the dtype of `arr` (inside numba)."""
+    raise NotImplementedError
+
+
+@overload(_cast_like, jit_options=OPTIONS)
+def _cast_like_overload(x, arr):
+    dtype = arr.dtype
+    return lambda x, arr: dtype(x)
+
+
+@jit
+def dot_vv(a, b):
+    """``np.dot`` of two float vectors: a scalar of their dtype."""
+    if a.shape[0] != b.shape[0]:
+        raise ValueError("dot: shapes {} and {} not aligned", a.shape, b.shape)
+    acc = _cast_like(0, a)
+    for i in range(a.shape[0]):
+        acc += a[i] * b[i]
+    return acc
+
+
+@jit
+def dot_mm(a, b):
+    """``np.dot`` of two float matrices of one dtype, into a fresh C array."""
+    out = np.empty((a.shape[0], b.shape[1]), a.dtype)
+    return gemm_into(_cast_like(1, a), a, b, _cast_like(0, a), out)
+
+
+@jit
+def dot_mv(a, b):
+    """``np.dot`` of a float matrix and vector, ``(m, k) @ (k,) -> (m,)``."""
+    out = np.empty(a.shape[0], a.dtype)
+    gemm_into(_cast_like(1, a), a, b[:, None], _cast_like(0, a), out[:, None])
+    return out
+
+
+@jit
+def dot_vm(a, b):
+    """``np.dot`` of a float vector and matrix, ``(k,) @ (k, n) -> (n,)``."""
+    out = np.empty(b.shape[1], a.dtype)
+    gemm_into(_cast_like(1, a), a[None, :], b, _cast_like(0, a), out[None, :])
+    return out
+
+
+# -- the Gemm op: beta * z + alpha * (x @ y) with NumPy's broadcasting ---------------------
+
+def _fits(z, m, n):
+    """Whether `z` (scalar, 1-d or 2-d) broadcasts into shape ``(m, n)`` (inside numba)."""
+    raise NotImplementedError
+
+
+@overload(_fits, jit_options=OPTIONS)
+def _fits_overload(z, m, n):
+    if not isinstance(z, types.Array):
+        return lambda z, m, n: True
+    if z.ndim == 1:
+        return lambda z, m, n: z.shape[0] == n or z.shape[0] == 1
+    return lambda z, m, n: ((z.shape[0] == m or z.shape[0] == 1)
+                            and (z.shape[1] == n or z.shape[1] == 1))
+
+
+@jit
+def _accumulate(alpha, x, y, beta, out):
+    """``out = beta * out + alpha * (x @ y)`` with NumPy's ``0 * nan == nan``."""
+    if beta == 0:    # BLAS would not read `out` at all
+        for i in range(out.shape[0]):
+            for j in range(out.shape[1]):
+                out[i, j] *= beta
+        beta = _cast_like(1, out)
+    return gemm_into(alpha, x, y, beta, out)
+
+
+@jit
+def gemm_fresh(z, alpha, x, y, beta):
+    """``beta * z + alpha * (x @ y)`` in a new array: `z` is broadcast into it first."""
+    m, n = x.shape[0], y.shape[1]
+    if x.shape[1] != y.shape[0]:
+        raise ValueError("gemm: shapes {} and {} not aligned", x.shape, y.shape)
+    if alpha == 0 or not _fits(z, m, n):
+        # NumPy's value where BLAS differs (alpha == 0 skips the product: no nan from
+        # x or y), or the product itself broadcasts against a larger z.
+        return beta * z + alpha * dot_mm(x, y)
+    out = broadcast_into(np.empty((m, n), x.dtype), z)
+    return _accumulate(alpha, x, y, beta, out)
+
+
+@jit
+def gemm_overwrite(z, alpha, x, y, beta):
+    """`gemm_fresh`, but writing the result over the 2-d `z` when it has the product's shape."""
+    if x.shape[1] != y.shape[0]:
+        raise ValueError("gemm: shapes {} and {} not aligned", x.shape, y.shape)
+    if alpha != 0 and z.shape[0] == x.shape[0] and z.shape[1] == y.shape[1]:
+        return _accumulate(alpha, x, y, beta, z)
+    return gemm_fresh(z, alpha, x, y, beta)

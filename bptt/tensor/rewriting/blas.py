@@ -1,0 +1,112 @@
+"""Matrix products added to something become `Gemm`; a later pass lets Gemm write in place.
+
+`gemm_from_add` rewrites an elementwise add of float matrices one of whose
+terms is a matrix product used nowhere else::
+
+    add(z..., dot(x, y))         -> gemm(z, 1, x, y, 1)
+    add(z..., neg(dot(x, y)))    -> gemm(z, -1, x, y, 1)      (z - dot(x, y))
+    add(z..., mul(a, dot(x, y))) -> gemm(z, a, x, y, 1)       (a 0-d)
+
+where ``z...`` are the other terms (added together first if several). The
+product then needs no temporary of its own.
+
+`gemm_inplace` runs after every other rewrite and sets ``inplace`` on a
+Gemm whose `z` is a matrix computed in this graph into a fresh buffer (by a
+Dot, a Gemm or an elementwise loop), read by nothing but this Gemm (not an
+output, no other client, no view of it). Graph inputs, constants, shared
+values and scan step inputs are graph inputs here, so they are never
+overwritten.
+"""
+from __future__ import annotations
+
+from ...graph.rewriting import InToOut, node_rewriter
+from ..blas import FLOATS, Gemm, gemm_inplace as _gemm_inplace_op, gemm_no_inplace
+from ..elemwise import Elemwise
+from ..math import Dot, add
+from ..scalar_ops import Add, Mul, Neg
+from ..type import constant
+
+
+def _is(node, scalar_op):
+    return (node is not None and isinstance(node.op, Elemwise)
+            and isinstance(node.op.scalar_op, scalar_op))
+
+
+def _only_reader(fgraph, var, node):
+    """Whether `node` is the one client of `var` (and `var` is no graph output)."""
+    clients = fgraph.clients.get(var, [])
+    return len(clients) == 1 and clients[0][0] is node and var not in fgraph.outputs
+
+
+def _matrix_product(fgraph, term, reader, dtype):
+    """``(x, y)`` if `term` is ``dot(x, y)`` of matrices in `dtype` that only `reader` reads."""
+    node = term.owner
+    if node is None or not isinstance(node.op, Dot) or not _only_reader(fgraph, term, reader):
+        return None
+    x, y = node.inputs
+    if x.ndim != 2 or y.ndim != 2 or x.dtype != dtype or y.dtype != dtype:
+        return None
+    return x, y
+
+
+def _scaled_product(fgraph, term, reader, dtype):
+    """``(alpha, x, y)`` when `term` is ``dot``, ``-dot`` or ``a * dot`` (see module doc)."""
+    xy = _matrix_product(fgraph, term, reader, dtype)
+    if xy is not None:
+        return (constant(1, dtype=dtype),) + xy
+    node = term.owner
+    if not _only_reader(fgraph, term, reader):
+        return None
+    if _is(node, Neg):
+        xy = _matrix_product(fgraph, node.inputs[0], node, dtype)
+        return None if xy is None else (constant(-1, dtype=dtype),) + xy
+    if _is(node, Mul) and len(node.inputs) == 2:
+        for a, d in (node.inputs, node.inputs[::-1]):
+            xy = _matrix_product(fgraph, d, node, dtype)
+            if xy is not None and a.ndim == 0 and a.dtype == dtype:
+                return (a,) + xy
+    return None
+
+
+@node_rewriter([Elemwise])
+def gemm_from_add(fgraph, node):
+    """``z + dot(x, y)`` (and ``- dot``, ``+ a * dot``) -> ``gemm(z, alpha, x, y, 1)``."""
+    out = node.outputs[0]
+    if not _is(node, Add) or out.ndim != 2 or out.dtype not in FLOATS or len(node.inputs) < 2:
+        return None
+    for k, term in enumerate(node.inputs):
+        found = _scaled_product(fgraph, term, node, out.dtype)
+        if found is None:
+            continue
+        rest = node.inputs[:k] + node.inputs[k + 1:]
+        z = rest[0] if len(rest) == 1 else add(*rest)
+        if z.dtype != out.dtype or z.ndim > 2:
+            continue
+        alpha, x, y = found
+        result = gemm_no_inplace(z, alpha, x, y, constant(1, dtype=out.dtype))
+        if result.type == out.type:
+            return [result]
+    return None
+
+
+def _fresh(var):
+    """Whether the compiled code computes `var` into a buffer of its own (no view)."""
+    node = var.owner
+    if node is None or var.ndim != 2:
+        return False
+    op = node.op
+    return isinstance(op, (Dot, Gemm)) or (isinstance(op, Elemwise) and len(node.outputs) == 1
+                                           and not getattr(op, "inplace", False))
+
+
+@node_rewriter([gemm_no_inplace])
+def gemm_inplace(fgraph, node):
+    """``Gemm(inplace=False)`` -> ``Gemm(inplace=True)`` when no one else can see `z`."""
+    z = node.inputs[0]
+    if not (_fresh(z) and _only_reader(fgraph, z, node) and z.type == node.outputs[0].type):
+        return None
+    return [_gemm_inplace_op(*node.inputs)]
+
+
+gemm_pass = InToOut([gemm_from_add], name="gemm")
+gemm_inplace_pass = InToOut([gemm_inplace], name="gemm_inplace")

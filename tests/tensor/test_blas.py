@@ -1,0 +1,209 @@
+"""`Gemm`, the rewrites that make it (`gemm_from_add`, `gemm_inplace`) and the Dot lowering."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import bptt
+import bptt.tensor as T
+from bptt.config import config
+from bptt.graph.fg import FunctionGraph
+from bptt.tensor.blas import Gemm, gemm
+from bptt.tensor.math import Dot
+from bptt.tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
+from tests.strategies import assert_same, check_infer_shape
+
+DTYPES = ["float64", "float32"]
+
+
+def rewritten(inputs, outputs):
+    fg = FunctionGraph(inputs, outputs, clone=True)
+    gemm_pass.apply(fg)
+    gemm_inplace_pass.apply(fg)
+    return fg
+
+
+def ops(fg):
+    return [type(n.op).__name__ + ("+inplace" if getattr(n.op, "inplace", False) else "")
+            for n in fg.toposort()]
+
+
+# -- Dot lowering: every operand layout a graph produces, PY against NUMBA ---------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dot_of_views_matches_numpy(mode, dtype):
+    A, B, v = T.matrix("A", dtype=dtype), T.matrix("B", dtype=dtype), T.vector("v", dtype=dtype)
+    outs = [T.dot(A, B), T.dot(A.T, B), T.dot(A, B.T), T.dot(A[::2], B), T.dot(A[:, 1:], B[1:]),
+            T.dot(A[::-1], B), T.dot(A, v), T.dot(v, B), T.dot(v, v), T.dot(A.T, v)]
+    f = bptt.function([A, B, v], outs, mode=mode)
+    rng = np.random.default_rng(0)
+    for n in (1, 4, 13):
+        a, b = rng.standard_normal((n, n)).astype(dtype), rng.standard_normal((n, n)).astype(dtype)
+        w = rng.standard_normal(n).astype(dtype)
+        want = [a @ b, a.T @ b, a @ b.T, a[::2] @ b, a[:, 1:] @ b[1:], a[::-1] @ b, a @ w,
+                w @ b, w @ w, a.T @ w]
+        for got, exp in zip(f(a, b, w), want):
+            assert_same(got, exp, scale=n)
+
+
+# -- the op -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(m=st.integers(0, 6), k=st.integers(0, 6), n=st.integers(0, 6),
+       zshape=st.sampled_from(["full", "row", "vector", "scalar"]),
+       alpha=st.sampled_from([1.0, -1.0, 0.5, 0.0]), beta=st.sampled_from([1.0, 0.0, 2.0]),
+       seed=st.integers(0, 2 ** 16))
+def test_gemm_values_numpy(mode, dtype, m, k, n, zshape, alpha, beta, seed):
+    rng = np.random.default_rng(seed)
+    zv = {"full": (m, n), "row": (1, n), "vector": (n,), "scalar": ()}[zshape]
+    z = T.tensor(dtype, (None,) * len(zv))
+    x, y = T.matrix(dtype=dtype), T.matrix(dtype=dtype)
+    a, b = T.scalar(dtype=dtype), T.scalar(dtype=dtype)
+    f = bptt.function([z, a, x, y, b], gemm(z, a, x, y, b), mode=mode)
+    vals = [rng.standard_normal(zv).astype(dtype), np.asarray(alpha, dtype),
+            rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype),
+            np.asarray(beta, dtype)]
+    want = (vals[4] * vals[0] + vals[1] * (vals[2] @ vals[3])).astype(dtype)
+    assert_same(f(*vals), np.broadcast_to(want, (m, n)), scale=1 + k)
+
+
+def test_gemm_checks_types_and_infers_shape(mode):
+    with pytest.raises(TypeError, match="one float dtype"):
+        gemm(T.matrix(), 1.0, T.imatrix(), T.imatrix(), 1.0)
+    with pytest.raises(TypeError, match="matrices"):
+        Gemm()(T.matrix(), T.scalar(), T.vector(), T.matrix(), T.scalar())
+    z, x, y = T.matrix(), T.matrix(), T.matrix()
+    rng = np.random.default_rng(0)
+    check_infer_shape([gemm(z, 2.0, x, y, 1.0)], [z, x, y],
+                      [rng.standard_normal((1, 4)), rng.standard_normal((3, 2)),
+                       rng.standard_normal((2, 4))], mode)
+
+
+def test_gemm_gradient(mode):
+    bptt.verify_grad(lambda z, a, x, y, b: gemm(z, a, x, y, b),
+                     [np.random.default_rng(1).standard_normal(s) for s in
+                      [(3, 4), (), (3, 2), (2, 4), ()]], mode=mode)
+
+
+# -- gemm_from_add: structure, then equal values before/after --------------------------
+
+def test_rewrite_structure():
+    z, x, y, a = T.matrix("z"), T.matrix("x"), T.matrix("y"), T.scalar("a")
+    b = T.vector("b")
+    outs = [z + T.dot(x, y), z - T.dot(x, y), T.exp(z) + a * T.dot(x, y),
+            T.dot(x, y) + b, T.dot(x, y) * a]
+    fg = rewritten([z, x, y, a, b], outs)
+    kinds = [o.owner.op for o in fg.outputs]
+    assert kinds[:4] == [Gemm(False), Gemm(False), Gemm(True), Gemm(False)]
+    assert not isinstance(kinds[4], Gemm)
+    alphas = [float(o.owner.inputs[1].data) for o in fg.outputs[:2]]
+    assert alphas == [1.0, -1.0]
+    assert fg.outputs[2].owner.inputs[1] is fg.inputs[3]          # alpha = a
+
+
+def test_rewrite_skips_shared_products_and_other_dtypes():
+    z, x, y = T.matrix("z"), T.matrix("x"), T.matrix("y")
+    p = T.dot(x, y)
+    fg = rewritten([z, x, y], [z + p, p])                          # the product is read twice
+    assert "Gemm" not in ops(fg)
+    zi, xi, yi = T.imatrix("zi"), T.imatrix("xi"), T.imatrix("yi")
+    assert "Gemm" not in ops(rewritten([zi, xi, yi], [zi + T.dot(xi, yi)]))
+    zv, v = T.vector("zv"), T.vector("v")
+    assert "Gemm" not in ops(rewritten([zv, x, v], [zv + T.dot(x, v)]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(seed=st.integers(0, 2 ** 16), m=st.integers(1, 5), k=st.integers(0, 5),
+       n=st.integers(1, 5))
+def test_rewritten_graph_equal_values_py_numba(dtype, seed, m, k, n):
+    z, x, y, a = (T.matrix("z", dtype=dtype), T.matrix("x", dtype=dtype),
+                  T.matrix("y", dtype=dtype), T.scalar("a", dtype=dtype))
+    b = T.vector("b", dtype=dtype)
+    outs = [z + T.dot(x, y), z - T.dot(x.T.T, y), T.exp(z) + a * T.dot(x, y),
+            T.tanh(T.dot(x, y) + b), T.dot(x, y) + T.dot(T.exp(x), y) + b]
+    rng = np.random.default_rng(seed)
+    vals = [rng.standard_normal(s).astype(dtype) for s in [(m, n), (m, k), (k, n), (), (n,)]]
+    fn = {md: bptt.function([z, x, y, a, b], outs, mode=md) for md in ("PY", "NUMBA")}
+    saved = config.exclude_rewrites
+    config.exclude_rewrites = saved + ("gemm", "gemm_inplace", "scan_inner_gemm")
+    try:
+        plain = bptt.function([z, x, y, a, b], outs, mode="NUMBA")
+    finally:
+        config.exclude_rewrites = saved
+    assert "Gemm" not in ops(plain.fgraph) and "Gemm" in ops(fn["NUMBA"].fgraph)
+    got = {md: f(*vals) for md, f in fn.items()}
+    for r_py, r_nb, r_plain in zip(got["PY"], got["NUMBA"], plain(*vals)):
+        assert_same(r_nb, r_py, scale=1 + k)
+        assert_same(r_plain, r_py, scale=1 + k)
+
+
+def test_compiled_graph_uses_gemm_in_place():
+    z, x, y, b = T.matrix("z"), T.matrix("x"), T.matrix("y"), T.vector("b")
+    f = bptt.function([z, x, y, b], T.exp(z) + T.dot(x, y) + T.dot(z, y) + b, mode="NUMBA")
+    found = [n.op for n in f.fgraph.toposort() if isinstance(n.op, Gemm)]
+    assert found and any(op.inplace for op in found)
+
+
+# -- in place only when nothing else can see z -------------------------------------------
+
+def test_inplace_never_on_inputs_or_values_with_other_readers():
+    z, x, y = T.matrix("z"), T.matrix("x"), T.matrix("y")
+    e = T.exp(z)
+    s = bptt.shared(np.ones((2, 2)))     # an input of the compiled graph
+    cases = {
+        "input": [z + T.dot(x, y)],
+        "other client": [e + T.dot(x, y), T.sum(e)],
+        "graph output": [e + T.dot(x, y), e],
+        "view of an input": [z.T + T.dot(x, y)],
+        "constant": [T.constant(np.ones((2, 2))) + T.dot(x, y)],
+        "fresh, one reader": [e + T.dot(x, y)],
+        "shared": [s + T.dot(x, y)],
+    }
+    for what, outs in cases.items():
+        fg = rewritten([z, x, y, s], outs)
+        gemms = [n.op for n in fg.toposort() if isinstance(n.op, Gemm)]
+        assert gemms, what
+        assert any(op.inplace for op in gemms) == (what == "fresh, one reader"), what
+
+
+def test_inplace_other_reader_sees_the_old_z():
+    z, x, y = T.matrix("z"), T.matrix("x"), T.matrix("y")
+    e = T.exp(z)
+    outs = [e + T.dot(x, y), e * 1.5, z + T.dot(y, x)]
+    f = bptt.function([z, x, y], outs, mode="NUMBA")
+    rng = np.random.default_rng(5)
+    zv, xv, yv = (rng.standard_normal((3, 3)) for _ in range(3))
+    zc = zv.copy()
+    r = f(zv, xv, yv)
+    assert_same(zv, zc)                                             # the input untouched
+    assert_same(r[0], np.exp(zc) + xv @ yv, scale=3)
+    assert_same(r[1], np.exp(zc) * 1.5)                             # the old exp(z)
+    assert_same(r[2], zc + yv @ xv, scale=3)
+
+
+# -- gradients through graphs that get rewritten -----------------------------------------
+
+def test_verify_grad_through_rewritten_graphs(mode):
+    def fun(z, x, y, b):
+        h = T.tanh(T.dot(x, y) + b)
+        return T.exp(z) - T.dot(h, h.T) + 0.5 * T.dot(z, h.T)
+
+    rng = np.random.default_rng(3)
+    bptt.verify_grad(fun, [rng.standard_normal(s) for s in [(3, 3), (3, 2), (2, 3), (3,)]],
+                     mode=mode)
+
+
+def test_rnn_scan_gradient_with_gemm_in_steps():
+    X, h0, W, U = T.tensor3("X"), T.matrix("h0"), T.matrix("W"), T.matrix("U")
+    H, _ = bptt.scan(lambda x, h, U, W: T.tanh(T.dot(x, U) + T.dot(h, W)), sequences=X,
+                     outputs_info=h0, non_sequences=[U, W])
+    loss = 0.5 * T.sum(H ** 2)
+    outs = [loss] + bptt.grad(loss, [U, W, h0])
+    rng = np.random.default_rng(7)
+    vals = [rng.standard_normal((5, 2, 3)), 0.1 * rng.standard_normal((2, 4)),
+            rng.standard_normal((4, 4)) / 2, rng.standard_normal((3, 4)) / 2]
+    ref = bptt.function([X, h0, W, U], outs, mode="PY")(*vals)
+    f = bptt.function([X, h0, W, U], outs, mode="NUMBA")
+    for got, want in zip(f(*vals), ref):
+        assert_same(got, want, scale=10)
+    assert any(isinstance(n.op, Dot) or isinstance(n.op, Gemm) for n in f.fgraph.toposort())
