@@ -1,8 +1,8 @@
 """Loading generated modules: in-process memo and the on-disk cache.
 
 Each generated module is written once to ``<cache_dir>/modules/<name>.py``,
-where the name holds a hash of the module source, of ``runtime.py`` (the jit
-options and helpers every module imports), of the bptt, numba and numpy
+where the name holds a hash of the module source, of ``runtime.py`` and the
+modules beside it (the jit options and helpers every module imports), of the bptt, numba and numpy
 versions and of numba's optimisation level. The same text always gets the same name and a file is never
 rewritten with other content, so numba's cached machine code for it (under
 ``<cache_dir>/numba/``, see `runtime.DiskCache`) stays valid, and a second
@@ -34,9 +34,14 @@ _VERSION = "bptt-0.1"
 
 @functools.lru_cache(maxsize=None)
 def _runtime_digest():
-    path = os.path.join(os.path.dirname(__file__), "runtime.py")
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+    # runtime.py and the modules beside it (scan_runtime, fastmath...): numba inlines
+    # their code into the cached machine code, and its cache never notices a change there.
+    folder = os.path.dirname(__file__)
+    h = hashlib.sha256()
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".py")):
+        with open(os.path.join(folder, name), "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
 
 
 def source_key(source):

@@ -61,6 +61,16 @@ Special values follow IEEE/NumPy: NaN in, NaN out; ``exp(-inf) = 0``,
 inf and underflow through the subnormals to 0 at the same thresholds as NumPy.
 No floating-point exception flags are promised.
 
+Speed (benchmarks/fastmath.py, AMD EPYC, AVX2): a loop over one function
+takes 1.9-2.3 ns per element in float64 and 0.7-1.1 ns in float32, 10-130x
+less than numba's libm calls. Exception: in float64, a loop that chains
+``fast_exp`` into ``fast_log`` or ``fast_log1p``, as ``fast_softplus`` does,
+runs at 15-30 ns. It is vectorized and makes no calls, but LLVM hoists about 40
+constant vectors out of the loop and reloads most of them from the stack.
+That reload traffic is the suspected cause; it is not confirmed. Polynomials
+use Estrin's scheme where Horner's long dependency chain measurably slowed
+chained calls (tanh).
+
 Sources: W. J. Cody and W. Waite, *Software Manual for the Elementary
 Functions* (1980); Sun fdlibm ``e_log.c``; musl ``logf.c``; S. Moshier, Cephes
 ``expf.c``.
