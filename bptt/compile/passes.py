@@ -75,7 +75,6 @@ pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [const
                      name="canonicalize"),
             "shrink gradient graphs: sizes from their sources, no x*1, x+0, -(-x), "
             "stacked views, casts, or sum_to/broadcast_to/alloc that change nothing")
-pm.add_pass(scan_save_mem, "scan outputs read only at their last rows keep only those rows")
 pm.add_pass(scan_inline_constants_pass, "constant non-sequences folded into the step graph")
 pm.add_pass(scan_merge_inputs_pass, "a value passed twice to a scan is passed once")
 pm.add_pass(scan_remove_unused_pass, "scans compute only the outputs someone reads")
@@ -88,6 +87,8 @@ pm.add_pass(scan_pushout_accumulators_pass, "weight gradients summed over steps 
                                             "product over the stacked steps, after the loop")
 pm.add_pass(scan_remove_unused_pass, "drop what the push-outs left unused")
 pm.add_pass(merge, "one node per value for the work pushed out of loops")
+pm.add_pass(scan_save_mem, "scan outputs read only at their last rows keep only those rows "
+                           "(after merge: a ring scan no longer merges with its twin)")
 pm.add_pass(gemm_pass, "z + dot(x, y) is one BLAS gemm call: no temporary for the product")
 pm.add_pass(gemm_inplace_pass, "a gemm whose z nothing else reads accumulates into z's buffer")
 pm.add_pass(ScanInnerRewrite(lambda fg: _run_gemm_passes(fg), name="scan_inner_gemm"),
