@@ -30,15 +30,25 @@ the BLAS call costs about as much as the whole product there (see
 """
 from __future__ import annotations
 
-import numpy as np
-from llvmlite import binding as llvm
-from llvmlite import ir
-from numba.core import cgutils, types
-from numba.core.imputils import impl_ret_borrowed
-from numba.core.errors import TypingError
-from numba.extending import get_cython_function_address, intrinsic, overload
+import importlib
+import sys
 
-from .runtime import OPTIONS, broadcast_into, jit
+if "bptt.link.numba.runtime" not in sys.modules:
+    # runtime re-exports this module at its end; entered here first, runtime would see
+    # a half-built module. Let runtime import this module whole; `import` returns that
+    # copy (the one in sys.modules), this partial one is dropped.
+    del sys.modules[__name__]
+    importlib.import_module("bptt.link.numba.runtime")
+
+import numpy as np  # noqa: E402
+from llvmlite import binding as llvm  # noqa: E402
+from llvmlite import ir  # noqa: E402
+from numba.core import cgutils, types  # noqa: E402
+from numba.core.imputils import impl_ret_borrowed  # noqa: E402
+from numba.core.errors import TypingError  # noqa: E402
+from numba.extending import get_cython_function_address, intrinsic, overload  # noqa: E402
+
+from .runtime import OPTIONS, broadcast_into, jit  # noqa: E402
 
 __all__ = ["gemm_into", "gemm_fresh", "gemm_overwrite", "dot_mm", "dot_mv", "dot_vm", "dot_vv"]
 
