@@ -220,11 +220,13 @@ class ScanArgs:
 
 
 def _consistent(origins):
-    """The origins if every one is known and each group keeps its unshifted slice, else None."""
-    if any(o is None for o in origins):
-        return None
-    full = {o.group for o in origins if o.offset == 0}
-    return origins if all(o.group in full for o in origins) else None
+    """The origins if every one is known, else None (messages then number the sequences).
+
+    Only unshifted slices (offset 0) are checked against their taps; a slice
+    whose unshifted sibling was removed, or a sequence derived from the user's
+    (offset None), is checked against n_steps only.
+    """
+    return None if any(o is None for o in origins) else origins
 
 
 def _flat(lists):

@@ -193,7 +193,10 @@ def scan_pushout_seqs(fgraph, node):
              if v.owner in computes]
     if not moved:
         return None
-    mapping = {v: args.add_seq(stacked[v], origin=origin[v], inner_type=v.type) for v in moved}
+    # A derived sequence names the user's sequence in messages, but its length is
+    # n_steps, not the user's (offset None: not checked against taps).
+    mapping = {v: args.add_seq(stacked[v], inner_type=v.type, origin=None if origin[v] is None
+                               else origin[v]._replace(offset=None)) for v in moved}
     args.replace_inner(mapping)
     return rebuild(node, args)[0]
 
