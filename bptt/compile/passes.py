@@ -18,6 +18,7 @@ from ..scan.rewriting.pushout import (scan_pushout_accumulators_pass, scan_pusho
                                       scan_pushout_seqs_pass)
 from ..scan.rewriting.savemem import scan_save_mem
 from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
+from ..tensor.rewriting.fusion import fuse_elemwise
 from ..tensor.rewriting import (canonical_rewriters, constant_folding, merge, remove_dead_code,
                                 shape_rewriters)
 
@@ -49,8 +50,8 @@ class PassManager:
         return "\n".join(f"{rw.name:<26} {why}" for rw, why in self.passes)
 
 
-# The gemm passes hide `add(z, dot)` from the scan push-outs: step graphs get them last.
-_GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm")
+# The gemm and fusion passes hide `add(z, dot)` from the scan push-outs: step graphs get them last.
+_GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm", "fuse_elemwise")
 
 
 def _run_without_gemm(fgraph):
@@ -90,6 +91,7 @@ pm.add_pass(merge, "one node per value for the work pushed out of loops")
 pm.add_pass(scan_save_mem, "scan outputs read only at their last rows keep only those rows "
                            "(after merge: a ring scan no longer merges with its twin)")
 pm.add_pass(gemm_pass, "z + dot(x, y) is one BLAS gemm call: no temporary for the product")
+pm.add_pass(fuse_elemwise, "a chain of elementwise ops is one loop without temporaries")
 pm.add_pass(gemm_inplace_pass, "a gemm whose z nothing else reads accumulates into z's buffer")
 pm.add_pass(ScanInnerRewrite(lambda fg: _run_gemm_passes(fg), name="scan_inner_gemm"),
             "step graphs get the gemm passes only now: the push-outs above match dot + add")

@@ -193,3 +193,9 @@ from .fastmath import *  # noqa: E402,F401,F403
 from .fastmath import __all__ as _fastmath_all  # noqa: E402
 
 __all__ = __all__ + list(_fastmath_all)
+
+# Output shape of the elementwise loop kernels (broadcast_shape): see elemwise_runtime.py.
+from .elemwise_runtime import *  # noqa: E402,F401,F403
+from .elemwise_runtime import __all__ as _elemwise_all  # noqa: E402
+
+__all__ = __all__ + list(_elemwise_all)
