@@ -300,7 +300,6 @@ def test_forward_matches_numpy_loop(data):
 
 @pytest.mark.parametrize("name", ["symbolic", "until"])
 def test_each_rewrite_alone_keeps_values(name):
-    data = _data().example() if False else None   # noqa: F841 (fixed data below)
     rng = np.random.default_rng(1)
     data = [rng.standard_normal((4, 2, 3)), rng.standard_normal((2, 3)),
             rng.standard_normal((3, 3)), 0.5 * rng.standard_normal((3, 3)),

@@ -27,10 +27,10 @@ CATEGORY = {"seq": "seqs", "non_seq": "non_seqs", "mit_mot": "mit_mot", "mit_sot
 
 
 def rebuild(node, args):
-    """The replacements of `node`'s outputs by those of the node `args` describes.
+    """(replacements of `node`'s outputs, the new node) for the layout `args` describes.
 
-    Outputs `args` no longer lists are unused (the caller checked); new
-    outputs (None in `args`) are returned by `new_outputs`.
+    Outputs `args` no longer lists are unused (the caller checked); outputs
+    added to `args` (None there) are new and only reachable through the node.
     """
     new = args.make_node()
     return {old: out for old, out in zip(args.outer_outputs, new.outputs) if old is not None}, new
@@ -138,10 +138,9 @@ def scan_merge_inputs(fgraph, node):
                 dups.append(k)
             else:
                 first.setdefault(v, k)
-        dups_by_cat = dups
-        if dups_by_cat:
-            args.replace_inner({inner[k]: mapping[inner[k]] for k in dups_by_cat})
-            for k in reversed(dups_by_cat):
+        if dups:
+            args.replace_inner({inner[k]: mapping[inner[k]] for k in dups})
+            for k in reversed(dups):
                 args.remove(cat, k)
     if not mapping:
         return None

@@ -205,8 +205,8 @@ def scan_pushout_seqs(fgraph, node):
 class _Stacks:
     """Per-step inner values and the (placeholder) outer arrays holding them for every step."""
 
-    def __init__(self, args, node):
-        self.args, self.node = args, node
+    def __init__(self, args):
+        self.args = args
         self.seqs = {v: getitem(o, slice(None, args.n_steps))
                      for v, o in zip(args.inner_in_seqs, args.outer_in_seqs)}
         self.nits = {v: k for k, v in enumerate(args.inner_out_nit_sot)}
@@ -232,7 +232,7 @@ def _flat_rows(stack):
     return reshape(stack, [shape_i(stack, 0) * shape_i(stack, 1), shape_i(stack, 2)], ndim=2)
 
 
-def _summed(f, per_step, inv, outer_inv, stacks):
+def _summed(f, inv, outer_inv, stacks):
     """An outer expression for the sum of `f` over the executed steps, or None."""
     if f in inv or f.owner is None:
         return None
@@ -256,7 +256,7 @@ def _summed(f, per_step, inv, outer_inv, stacks):
         return Sum((0,) + tuple(a + 1 for a in op.axis))(stacks(n.inputs[0]))
     if isinstance(op, Elemwise) and op.scalar_op.name == "add" and \
             all(i.type == f.type for i in n.inputs):
-        terms = [_summed(i, per_step, inv, outer_inv, stacks) for i in n.inputs]
+        terms = [_summed(i, inv, outer_inv, stacks) for i in n.inputs]
         if any(t is None for t in terms):
             return None
         total = terms[0]
@@ -287,11 +287,11 @@ def scan_pushout_accumulators(fgraph, node):
     inv, _ = _invariants(op, args)
     outer_inv = _outer_of_invariant(args)
     readers = _readers(op)
-    stacks = _Stacks(args, node)
+    stacks = _Stacks(args)
     done = []    # (sit_sot index, readers of acc[-1], outer sum placeholder expression)
     for j, (a_in, a_out) in enumerate(zip(args.inner_in_sit_sot, args.inner_out_sit_sot)):
         last = _last_row_readers(fgraph, args.outer_out_sit_sot[j])
-        if not last or readers.get(a_in, []) != [a_out.owner] or a_out.owner is None:
+        if not last or a_out.owner is None or readers.get(a_in, []) != [a_out.owner]:
             continue
         if not (isinstance(a_out.owner.op, Elemwise) and a_out.owner.op.scalar_op.name == "add"
                 and len(a_out.owner.inputs) == 2 and a_in in a_out.owner.inputs):
@@ -301,7 +301,7 @@ def scan_pushout_accumulators(fgraph, node):
         f = a_out.owner.inputs[1 - a_out.owner.inputs.index(a_in)]
         if f is a_in or f.dtype != a_out.dtype or f.ndim != a_out.ndim:
             continue
-        total = _summed(f, None, inv, outer_inv, stacks)
+        total = _summed(f, inv, outer_inv, stacks)
         if total is not None:
             done.append((j, last, total))
     if not done:
