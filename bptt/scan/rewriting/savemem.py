@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import weakref
 
+from ...graph.basic import Constant
 from ...graph.rewriting import graph_pass, replace_checked
 from ...tensor.shape import Shape, Shape_i, shape_i
 from ...tensor.subtensor import FULL, SCALAR, SliceSpec, Subtensor
@@ -185,8 +186,10 @@ def _plan(fgraph, node):
         elif not b.ring:
             reads[out] = k
     for i, j in zip(info.outer_in_nit_sot, info.outer_out_nit_sot):
-        k = _rows_read(fgraph, node.outputs[j])
-        if k is not None and node.inputs[i] not in _capped:
+        k, length = _rows_read(fgraph, node.outputs[j]), node.inputs[i]
+        short = length in _capped or (isinstance(length, Constant) and k is not None
+                                      and int(length.data) <= max(k, 1))
+        if k is not None and not short:
             reads[node.outputs[j]] = k
     return carries, reads
 
@@ -237,7 +240,7 @@ def _save_mem_node(fgraph, node):
         elif out in reads:
             _rebuild_readers(fgraph, out, new.outputs[b.outer_output], steps + b.extent, node)
     for out, length in nit_full.items():
-        j = outer_outs.index(out)
+        j = next(j for j, v in enumerate(outer_outs) if v is out)
         _rebuild_readers(fgraph, out, new.outputs[j], minimum(length, steps), node)
     for old, nv in zip(outer_outs, new.outputs):
         if old not in reads:
