@@ -74,8 +74,9 @@ pm.add_pass(InToOut([constant_folding], name="constant_folding"),
 pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding],
                               name="canonicalize_walk"), merge],
                      name="canonicalize"),
-            "shrink gradient graphs: sizes from their sources, no x*1, x+0, -(-x), "
-            "stacked views, casts, or sum_to/broadcast_to/alloc that change nothing")
+            "shrink gradient graphs: sizes from their sources, no x*1, x+0, -(-x), x**1, "
+            "x**2 (x*x), switch on a constant, stacked views or sum_tos, casts, one zeros "
+            "buffer for incs added up, or sum_to/broadcast_to/alloc that change nothing")
 pm.add_pass(scan_inline_constants_pass, "constant non-sequences folded into the step graph")
 pm.add_pass(scan_merge_inputs_pass, "a value passed twice to a scan is passed once")
 pm.add_pass(scan_remove_unused_pass, "scans compute only the outputs someone reads")

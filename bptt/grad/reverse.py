@@ -35,13 +35,15 @@ def _reachable_from(wrt, nodes, blockers):
 
 def _accumulate(store, var, g):
     from ..tensor.basic import cast
-    from ..tensor.shape import sum_to
+    from ..tensor.shape import shape_tuple, sum_to
 
     # Unknown sizes may broadcast at run time (a size that turns out to be 1): sum_to
-    # then sums; it is skipped only when static shapes prove it unnecessary.
+    # then sums; it is skipped only when static shapes prove it unnecessary. Its
+    # target is var's sizes (Shape_i of var, lifted to their sources by the shape
+    # rewrites), never var's value.
     if g.type.ndim != var.type.ndim or g.type.shape != var.type.shape \
             or None in var.type.shape:
-        g = sum_to(g, var)
+        g = sum_to(g, shape_tuple(var))
     if g.type.dtype != var.type.dtype:
         g = cast(g, var.type.dtype)
     store.setdefault(var, []).append(g)

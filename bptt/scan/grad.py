@@ -245,41 +245,54 @@ def _differentiate_step(op, active, carrying):
         for v in graph_inputs([u]):
             if v in position and _is_float(v):
                 step.undefined.setdefault(position[v], why)
-    return _simplify_step(step)
+    return _simplify_step(step, info)
 
 
-def _simplify_step(step):
+def _simplify_step(step, info):
     """Rewrite a copy of the step graph and its derivative with the tensor rewrites.
 
     ::
 
-        before: contrib = SumTo(g_a, a) ... with a = W @ h + x, y = tanh(a)
+        before: contrib = SumTo(g_a, *shape(a)) ... with a = W @ h + x, y = tanh(a)
         after:  contrib = g_a ...                (shapes proven equal: y has a's shape)
 
     Inner graphs are not rewritten at compile time, and the derivative is
-    full of run-time unbroadcasts (`SumTo`) whose references would make the
-    backward step recompute forward values just to read their shapes. The
-    forward outputs ride along so later stages still find them.
+    full of run-time unbroadcasts (`SumTo`) whose target sizes (``Shape_i`` of
+    forward values) would make the backward step recompute forward values
+    just to read their shapes. The forward outputs ride along so later stages
+    still find them. The rewrites may use two shape facts of the loop that the
+    graph cannot show: a cotangent has the shape of its output, and a state's
+    output has its taps' shape (the loop checks it at every step).
     """
     keys, cots = list(step.contrib), list(step.cotangent)
     n_in, n_c = len(step.inputs), len(keys)
+    same = [(step.cotangent[o], step.outputs[o]) for o in cots]
+    same += [(step.outputs[o], step.inputs[i]) for b in info.buffers
+             for o in b.inner_outputs for i in b.inner_inputs]
     ins, outs = _simplify(step.inputs + [step.cotangent[o] for o in cots],
-                          [step.contrib[k] for k in keys] + step.outputs, clone=True)
+                          [step.contrib[k] for k in keys] + step.outputs, clone=True,
+                          same_shapes=same)
     return _Step(ins[:n_in], outs[n_c:], dict(zip(cots, ins[n_in:])),
                  dict(zip(keys, outs[:n_c])), step.undefined)
 
 
-def _simplify(inputs, outputs, clone):
+def _simplify(inputs, outputs, clone, same_shapes=()):
     """(inputs, outputs) of the graph rewritten by the shape and canonical rewrites.
 
     With `clone` the graph is copied first; without, it is rewritten in place
-    (only for nodes this module created).
+    (only for nodes this module created). `same_shapes` lists pairs of
+    variables among `inputs` and `outputs` known to have equal run-time shapes.
     """
     from ..graph.fg import FunctionGraph
     from ..graph.rewriting import Fixpoint, InToOut
     from ..tensor.rewriting import canonical_rewriters, constant_folding, merge, shape_rewriters
+    from ..tensor.rewriting.sizes import assume_same_shape
 
     fg = FunctionGraph(inputs, outputs, clone=clone)
+    where = {v: k for k, v in enumerate(list(inputs) + list(outputs))}
+    ends = list(fg.inputs) + list(fg.outputs)
+    for a, b in same_shapes:
+        assume_same_shape(fg, ends[where[a]], ends[where[b]])
     walk = InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding],
                    name="scan_grad_walk")
     Fixpoint([walk, merge], name="scan_grad_simplify").apply(fg)
@@ -374,8 +387,8 @@ def _cheap_shape_references(bw):
 
     ::
 
-        before: SumTo(g, W @ h)                 (only the shape of W @ h is read)
-        after:  SumTo(g, zeros(W.shape[0]))     (sizes inferred from the step's inputs)
+        before: SumTo(g, Shape_i(W @ h, 0))     (only the shape of W @ h is read)
+        after:  SumTo(g, Shape_i(W, 0))         (sizes inferred from the step's inputs)
 
     Runs after `_reuse_stored_values`, once the stored rows have replaced the
     values the derivative reads, then simplifies again (in place: every node
@@ -390,7 +403,7 @@ def _cheap_shape_references(bw):
     values = _value_uses(contribs)
     refs = []
     for n in toposort(contribs):
-        ref = n.inputs[1] if type(n.op).__name__ == "SumTo" else None
+        ref = n.inputs[0] if type(n.op).__name__ in ("Shape", "Shape_i") else None
         if ref is not None and ref.owner is not None and ref in forward and ref not in values:
             refs.append(ref)
     refs = list(dict.fromkeys(refs))
@@ -410,7 +423,7 @@ def _cheap_shape_references(bw):
 
 
 # -- stage 5: forward values the backward step reads ----------------------------------------
-_SHAPE_ONLY = {("Shape", None), ("Shape_i", None), ("SumTo", 1)}
+_SHAPE_ONLY = {("Shape", None), ("Shape_i", None)}
 
 
 def _value_uses(contribs):

@@ -62,10 +62,11 @@ class Alloc(Op):
 
     def L_op(self, inputs, outputs, output_grads):
         from ..grad.types import disconnected_grad
-        from .shape import sum_to
+        from .shape import shape_tuple, sum_to
 
         value = inputs[0]
-        return [sum_to(output_grads[0], value)] + [disconnected_grad() for _ in inputs[1:]]
+        return [sum_to(output_grads[0], shape_tuple(value))] + \
+            [disconnected_grad() for _ in inputs[1:]]
 
     def R_op(self, inputs, eval_points):
         if eval_points[0] is None:

@@ -1,15 +1,16 @@
 """Shapes and views: `Shape`, `Shape_i`, `Reshape`, `DimShuffle`, `BroadcastTo`, `SumTo`.
 
 `SumTo` is the one op the reverse sweep uses to unbroadcast a gradient: it
-sums a gradient down to the run-time shape of the input it belongs to, so
-broadcasting that happens only at run time (a dimension of unknown size that
-turns out to be 1) still gets a correct gradient.
+sums a gradient down to the run-time sizes of the input it belongs to (given
+as int64 scalars, not as a tensor), so broadcasting that happens only at run
+time (a dimension of unknown size that turns out to be 1) still gets a
+correct gradient.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..graph.basic import Apply, Variable
+from ..graph.basic import Apply, Constant, Variable
 from ..graph.op import Op
 from .type import TensorType, as_tensor_variable
 
@@ -75,7 +76,8 @@ def shape_tuple(x):
 def broadcast_shapes(*shapes):
     """Symbolic broadcast of shape tuples (each entry a scalar variable or int).
 
-    A size is the other one where it is 1 (so 1 and 0 give 0, as NumPy).
+    A size is the other one where it is 1 (so 1 and 0 give 0, as NumPy); a
+    known size other than 1 is the result (any other size there is 1 or an error).
     """
     from .math import eq, switch
 
@@ -86,6 +88,10 @@ def broadcast_shapes(*shapes):
         sizes = [s for s in sizes if not (_is_const(s) and _const_val(s) == 1)]
         if not sizes:
             out.append(as_tensor_variable(np.int64(1)))
+            continue
+        known = [s for s in sizes if _is_const(s)]
+        if known:
+            out.append(as_tensor_variable(np.int64(_const_val(known[0]))))
             continue
         m = as_tensor_variable(sizes[0])
         for s in sizes[1:]:
@@ -385,7 +391,7 @@ class BroadcastTo(Op):
         from ..grad.types import disconnected_grad
 
         x, _ = inputs
-        return [sum_to(output_grads[0], x), disconnected_grad()]
+        return [sum_to(output_grads[0], shape_tuple(x)), disconnected_grad()]
 
     def R_op(self, inputs, eval_points):
         if eval_points[0] is None:
@@ -407,41 +413,69 @@ def broadcast_to(x, shp):
 
 
 class SumTo(Op):
-    """Sum `g` down to the run-time shape of a reference tensor: leading extra
-    dimensions are summed away, and so is every dimension where the reference
-    has size 1 and `g` does not. A no-op when the shapes already agree; a
-    ValueError when `g` is not a broadcast of the reference's shape."""
+    """Sum `g` down to a run-time shape given by its sizes (int64 scalars, the
+    last ``len(dims)`` dimensions of `g`): leading extra dimensions are summed
+    away, and so is every dimension whose target size is 1 where `g`'s is not.
+    A no-op when the shapes already agree; a ValueError when `g` is not a
+    broadcast of the target shape.
+
+    The target is sizes, not a tensor of that shape, so a gradient graph never
+    computes (or allocates) a value only to read its shape; the sizes come
+    from ``Shape_i`` of the input the gradient belongs to, which the shape
+    rewrites lift to where they come from.
+    """
 
     __props__ = ()
 
-    def make_node(self, g, ref):
-        g, ref = as_tensor_variable(g), as_tensor_variable(ref)
-        if ref.ndim > g.ndim:
-            raise ValueError(f"SumTo: {g.type} has fewer dims than the reference {ref.type}")
-        return Apply(self, [g, ref], [TensorType(g.dtype, ref.type.shape)()])
+    def make_node(self, g, *dims):
+        g = as_tensor_variable(g)
+        dims = [_as_size(d) for d in dims]
+        if len(dims) > g.ndim:
+            raise ValueError(f"SumTo: {g.type} has fewer dims than the target shape "
+                             f"({len(dims)} dims)")
+        static = []
+        for d, gs in zip(dims, g.type.shape[g.ndim - len(dims):]):
+            size = int(d.data) if isinstance(d, Constant) else None
+            if size is not None and (size < 0 or gs is not None and size not in (1, gs)):
+                raise ValueError(f"sum_to: {g.type} is not a broadcast of size {size}")
+            static.append(size if size is not None else (gs if gs == 1 else None))
+        return Apply(self, [g, *dims], [TensorType(g.dtype, static)()])
 
     def perform(self, node, inputs, output_storage):
-        g, ref = inputs
-        output_storage[0][0] = np.asarray(sum_to_shape(g, ref.shape), dtype=g.dtype)
+        g, *dims = inputs
+        output_storage[0][0] = np.asarray(sum_to_shape(g, [int(d) for d in dims]), dtype=g.dtype)
 
     def L_op(self, inputs, outputs, output_grads):
         from ..grad.types import disconnected_grad
 
-        g, ref = inputs
-        return [broadcast_to(output_grads[0], shape(g)), disconnected_grad()]
+        g = inputs[0]
+        return [broadcast_to(output_grads[0], shape(g))] + \
+            [disconnected_grad() for _ in inputs[1:]]
 
     def R_op(self, inputs, eval_points):
         if eval_points[0] is None:
             from .basic import zeros_like
 
             return [zeros_like(self(*inputs))]
-        return [self(eval_points[0], inputs[1])]
+        return [self(eval_points[0], *inputs[1:])]
 
     def connection_pattern(self, node):
-        return [[True], [False]]
+        return [[True]] + [[False] for _ in node.inputs[1:]]
 
     def infer_shape(self, fgraph, node, input_shapes):
-        return [input_shapes[1]]
+        return [tuple(node.inputs[1:])]
+
+
+def _as_size(d):
+    """An int64 scalar variable for a size (a strong constant for a Python int)."""
+    from .basic import cast
+
+    if isinstance(d, (int, np.integer)):
+        return as_tensor_variable(np.int64(d))
+    d = as_tensor_variable(d)
+    if d.ndim != 0 or d.dtype.startswith("float") or d.dtype == "bool":
+        raise TypeError(f"sum_to: a size must be an integer scalar, got {d.type}")
+    return cast(d, "int64")
 
 
 def sum_to_shape(g, shape):
@@ -458,9 +492,19 @@ def sum_to_shape(g, shape):
     return g
 
 
-def sum_to(g, ref):
-    """`g` summed down to the shape of `ref` (skipped when types prove it unnecessary)."""
-    g, ref = as_tensor_variable(g), as_tensor_variable(ref)
-    if g.ndim == ref.ndim and g.type.shape == ref.type.shape and None not in g.type.shape:
+def sum_to(g, shape):
+    """`g` summed down to `shape`: a tuple of sizes (ints or int scalars, e.g.
+    ``shape_tuple(x)``) or an integer shape vector of known length. Skipped
+    when static shapes prove it unnecessary."""
+    g = as_tensor_variable(g)
+    if isinstance(shape, Variable):
+        vec = _as_shape_vector(shape, "sum_to")
+        n = vec.type.shape[0]
+        if n is None:
+            raise ValueError("sum_to: the length of a symbolic shape vector is unknown")
+        shape = _shape_entries(vec, n)
+    dims = [_as_size(d) for d in shape]
+    static = tuple(int(d.data) if isinstance(d, Constant) else None for d in dims)
+    if len(dims) == g.ndim and static == g.type.shape and None not in static:
         return g
-    return SumTo()(g, ref)
+    return SumTo()(g, *dims)

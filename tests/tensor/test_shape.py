@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import bptt
 import bptt.tensor as T
 from bptt.tensor.shape import (BroadcastTo, DimShuffle, Reshape, Shape_i, SumTo, broadcast_to,
-                               shape_i, sum_to, sum_to_shape)
+                               shape_i, shape_tuple, sum_to, sum_to_shape)
 
 from ..strategies import (arrays, assert_same, broadcastable_shapes, check_infer_shape,
                           check_rop, run, shapes)
@@ -155,32 +155,38 @@ def test_broadcast_to_errors(mode):
 @given(data=st.data())
 def test_sum_to_matches_numpy(dtype, mode, data):
     """SumTo undoes broadcasting at run time: leading dimensions and dimensions where
-    the reference has size 1 are summed."""
+    the target size is 1 are summed. The target is sizes (scalars or a vector)."""
     sr, sg = data.draw(broadcastable_shapes((2, 3), min_side=0))
     sg = np.broadcast_shapes(sr, sg)
-    g, ref, r0 = T.tensor(dtype, (None,) * 3), T.tensor(dtype, (None, None)), T.tensor(dtype, ())
+    g = T.tensor(dtype, (None,) * 3)
+    n0, n1, vec = T.lscalar(), T.iscalar(), T.tensor("int64", (2,))
     vg = data.draw(arrays(dtype, sg))
-    got = run([g, ref, r0], [sum_to(g, ref), SumTo()(g, r0)],
-              [vg, np.zeros(sr, dtype), np.zeros((), dtype)], mode)
-    want = [sum_to_shape(vg, sr), np.asarray(vg.sum(), dtype)]
+    got = run([g, n0, n1, vec], [sum_to(g, (n0, n1)), sum_to(g, vec), SumTo()(g)],
+              [vg, np.int64(sr[0]), np.int32(sr[1]), np.asarray(sr, "int64")], mode)
+    want = [sum_to_shape(vg, sr), sum_to_shape(vg, sr), np.asarray(vg.sum(), dtype)]
     if dtype[0] == "f":
         got, want = [np.asarray(np.round(a, 3)) for a in got], [np.asarray(np.round(a, 3)) for a in want]
-    _check_all(["sum_to", "sum_to 0-d"], got, want)
+    _check_all(["sum_to sizes", "sum_to vector", "sum_to 0-d"], got, want)
     assert want[0].shape == sr
 
 
 def test_sum_to_rejects_shapes_that_do_not_broadcast(mode):
     """The numba kernel writes by index: a wrong shape must be an error, not a write
     out of bounds."""
-    g, ref = T.dmatrix(), T.dmatrix()
-    f = bptt.function([g, ref], SumTo()(g, ref), mode=mode)
+    g, n0, n1 = T.dmatrix(), T.lscalar(), T.lscalar()
+    f = bptt.function([g, n0, n1], SumTo()(g, n0, n1), mode=mode)
     with pytest.raises(ValueError, match="broadcast"):
-        f(np.ones((2, 5)), np.ones((2, 3)))
+        f(np.ones((2, 5)), 2, 3)
     with pytest.raises(ValueError, match="broadcast"):
-        f(np.ones((2, 3)), np.ones((4, 3)))
+        f(np.ones((2, 3)), 4, 3)
     with pytest.raises(ValueError, match="fewer dims"):
-        SumTo()(T.dvector(), T.dmatrix())
-    assert sum_to(T.tensor("float64", (2, 3)), T.tensor("float64", (2, 3))).owner is None
+        SumTo()(T.dvector(), n0, n1)
+    with pytest.raises(ValueError, match="broadcast"):
+        SumTo()(T.tensor("float64", (2, 3)), 2, 4)     # static sizes that cannot broadcast
+    with pytest.raises(TypeError, match="integer scalar"):
+        SumTo()(g, T.dscalar())
+    assert sum_to(T.tensor("float64", (2, 3)), (2, 3)).owner is None
+    assert SumTo()(T.tensor("float64", (4, 3)), 1, n0).type.shape == (1, None)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -199,13 +205,13 @@ def test_sum_to_gradient(dtype, mode, data):
     sr, sg = data.draw(broadcastable_shapes((2, 2), max_side=3))
     sg = np.broadcast_shapes(sr, sg)
     pt = [data.draw(arrays(dtype, sg)), data.draw(arrays(dtype, sr))]
-    bptt.verify_grad(lambda g, q: SumTo()(g, q) * q, pt, mode=mode)
+    bptt.verify_grad(lambda g, q: SumTo()(g, *shape_tuple(q)) * q, pt, mode=mode)
 
 
 def test_shape_ops_r_op(mode):
     v = np.arange(6.0).reshape(2, 3) + 0.5
     check_rop(lambda x: [x.reshape((-1,)), x.dimshuffle(1, "x", 0), T.flatten(x.T),
-                         broadcast_to(x, T.stack([2, 2, 3])), SumTo()(x, x)],
+                         broadcast_to(x, T.stack([2, 2, 3])), SumTo()(x, *shape_tuple(x))],
               [v], mode)
 
 
@@ -214,7 +220,8 @@ def test_shape_ops_infer_shape(mode):
     v = np.zeros((2, 6))
     check_infer_shape([x.reshape((3, -1)), x.reshape((n, 4)), x.dimshuffle(1, "x", 0),
                        broadcast_to(x, T.stack([5, x.shape[0], x.shape[1]])),
-                       SumTo()(x, x.dimshuffle(0, 1))], [x, n], [v, np.asarray(3)], mode)
+                       SumTo()(x, x.shape[0], x.shape[1]), SumTo()(x, 1), SumTo()(x, x.shape[1])],
+                      [x, n], [v, np.asarray(3)], mode)
 
 
 def test_ops_have_props():

@@ -9,7 +9,16 @@ are stacked on views. Each rewrite here removes one such pattern:
   operands already give the output's dtype and (provably) shape;
 * ``-(-x)`` -> x;
 * ``DimShuffle(DimShuffle(x))`` -> one DimShuffle; an identity DimShuffle -> x;
-* ``cast(x, x.dtype)`` -> x.
+* ``cast(x, x.dtype)`` -> x;
+* ``x ** 1`` -> x and ``x ** 2`` -> ``x * x`` (floats; the gradient of ``x ** 2``
+  is ``2 * x ** 1``);
+* ``switch(c, a, b)`` with a constant condition -> the chosen branch (broadcast
+  to the output's shape when the branch alone does not have it);
+* an elemwise operand ``BroadcastTo(v, shp)`` or ``Alloc(v, *dims)`` -> v when the
+  other operands already give the output's shape (``mul(BroadcastTo(0.5, shape(x)),
+  g)`` -> ``mul(0.5, g)``);
+* ``inc(zeros[i], a) + inc(zeros[j], b)`` -> ``inc(inc(zeros[i], a)[j], b)`` (one
+  buffer for the gradient of several slices of one value).
 """
 from __future__ import annotations
 
@@ -19,7 +28,7 @@ from ...graph.basic import Constant
 from ...graph.rewriting import can_replace, node_rewriter
 from ..basic import Alloc
 from ..elemwise import Elemwise
-from ..scalar_ops import Add, Cast, Identity, Mul, Neg
+from ..scalar_ops import Add, Cast, Identity, Mul, Neg, Pow, Switch
 from ..shape import BroadcastTo, DimShuffle
 from .sizes import shape_keys
 
@@ -149,7 +158,116 @@ def useless_dimshuffle(fgraph, node):
     return None
 
 
+def _keeps_shape(fgraph, inputs, out):
+    """Whether an elemwise of `inputs` provably has `out`'s ndim and run-time shape."""
+    if max(x.ndim for x in inputs) != out.ndim:
+        return False
+    return _broadcast_keys(fgraph, inputs, out.ndim) == list(shape_keys(fgraph, out))
+
+
+@node_rewriter([Elemwise])
+def pow_small_int(fgraph, node):
+    """``x ** 1`` -> x, ``x ** 2`` -> ``x * x`` (float x; both exact in IEEE arithmetic)."""
+    if not _elemwise_of(node, Pow):
+        return None
+    x, p = node.inputs
+    out = node.outputs[0]
+    exponent = filled_with(p)
+    if exponent not in (1, 2) or x.dtype != out.dtype or not out.dtype.startswith("float") \
+            or not _keeps_shape(fgraph, [x], out):
+        return None
+    from ..math import mul
+
+    new = x if exponent == 1 else mul(x, x)
+    return [new] if can_replace(out, new) else None
+
+
+@node_rewriter([Elemwise])
+def switch_constant_condition(fgraph, node):
+    """``switch(c, a, b)`` with c provably all true (false) -> a (b), broadcast as needed."""
+    if not _elemwise_of(node, Switch):
+        return None
+    cond, a, b = node.inputs
+    value = filled_with(cond)
+    if value is None:
+        return None
+    branch, out = (a if value else b), node.outputs[0]
+    if branch.dtype != out.dtype:
+        from ..basic import cast
+
+        branch = cast(branch, out.dtype)
+    if not _keeps_shape(fgraph, [branch], out):
+        from ..basic import alloc
+        from ..shape import broadcast_shapes, shape_tuple
+
+        branch = alloc(branch, *broadcast_shapes(*[shape_tuple(x) for x in node.inputs]))
+    return [branch] if can_replace(out, branch) else None
+
+
+@node_rewriter([Elemwise])
+def elemwise_of_broadcast(fgraph, node):
+    """An operand ``BroadcastTo(v, shp)`` / ``Alloc(v, *dims)`` -> v when the other
+    operands already give the output's shape (elemwise broadcasting spreads v)."""
+    out = node.outputs[0]
+    inputs = list(node.inputs)
+    changed = False
+    for k, x in enumerate(inputs):
+        if x.owner is None or not isinstance(x.owner.op, (BroadcastTo, Alloc)):
+            continue
+        trial = inputs[:k] + [x.owner.inputs[0]] + inputs[k + 1:]
+        if _keeps_shape(fgraph, trial, out):
+            inputs, changed = trial, True
+    if not changed:
+        return None
+    new = node.op(*inputs)
+    return [new] if new.dtype == out.dtype and can_replace(out, new) else None
+
+
+def _inc_into_zeros(v):
+    """(zeros, op, y, index) when `v` is ``inc_subtensor(zeros[idx], y)`` (or a basic
+    ``set_subtensor`` into zeros, the same thing), else None."""
+    node = v.owner
+    op = None if node is None else node.op
+    if type(op).__name__ not in ("IncSubtensor", "AdvancedIncSubtensor"):
+        return None
+    if op.set_instead_of_inc:
+        if type(op).__name__ != "IncSubtensor":
+            return None     # repeated advanced indices: the last write wins, not the sum
+        op = type(op)(op.idx_list, False)
+    zeros, y, *index = node.inputs
+    return (zeros, op, y, index) if filled_with(zeros) == 0 else None
+
+
+@node_rewriter([Elemwise])
+def add_of_incs_into_zeros(fgraph, node):
+    """``inc(zeros[i], a) + inc(zeros[j], b)`` -> ``inc(inc(zeros[i], a)[j], b)``: one
+    zeros buffer instead of one per term (the gradient of slices of one value)."""
+    if not _elemwise_of(node, Add):
+        return None
+    out = node.outputs[0]
+    incs = [(x, _inc_into_zeros(x)) for x in node.inputs]
+    incs = [(x, parts) for x, parts in incs if parts is not None]
+    if len(incs) < 2:
+        return None
+    first, (zeros, op, y, index) = incs[0]
+    acc, merged = op(zeros, y, *index), {first}
+    keys = shape_keys(fgraph, zeros)
+    for x, (z, op, y, index) in incs[1:]:
+        if z.type == zeros.type and shape_keys(fgraph, z) == keys:
+            acc = op(acc, y, *index)
+            merged.add(x)
+    if len(merged) < 2:
+        return None
+    rest = [x for x in node.inputs if x not in merged]
+    new = node.op(acc, *rest) if rest else acc
+    if new.dtype != out.dtype or not _keeps_shape(fgraph, [acc] + rest, out) \
+            or not can_replace(out, new):
+        return None
+    return [new]
+
+
 def canonical_rewriters():
     """The algebraic rewrites, in the order they are tried on a node."""
     return [mul_by_one, add_zero, neg_neg, useless_cast, dimshuffle_of_dimshuffle,
-            useless_dimshuffle]
+            useless_dimshuffle, pow_small_int, switch_constant_condition,
+            elemwise_of_broadcast, add_of_incs_into_zeros]

@@ -7,8 +7,9 @@ They rest on the size facts of `sizes` (``dim_key``, ``shape_keys``).
   ``Shape_i(W)``);
 * ``Shape(x)``    -> a constant vector when x's shape is static;
 * ``Shape(x)[i]`` (a `Subtensor` with a constant index) -> ``Shape_i(x)``;
-* ``SumTo(g, ref)``, ``BroadcastTo(x, shp)``, ``Alloc(v, *dims)`` -> their
+* ``SumTo(g, *dims)``, ``BroadcastTo(x, shp)``, ``Alloc(v, *dims)`` -> their
   first input when its shape provably equals the output's already;
+* ``SumTo(SumTo(g, *d1), *d2)`` -> ``SumTo(g, *d2)``;
 * ``x[0:n]`` where every slice provably covers its whole dimension -> x.
 """
 from __future__ import annotations
@@ -81,13 +82,24 @@ def _same_shape(fgraph, x, out):
 
 @node_rewriter([SumTo])
 def useless_sum_to(fgraph, node):
-    """``SumTo(g, ref)`` -> g when g already has ref's shape."""
-    g, ref = node.inputs
-    out = node.outputs[0]
-    if g.ndim == ref.ndim and g.dtype == out.dtype and can_replace(out, g) \
-            and shape_keys(fgraph, g) == shape_keys(fgraph, ref):
-        return [g]
-    return None
+    """``SumTo(g, *dims)`` -> g when g provably has shape dims already."""
+    g = node.inputs[0]
+    return [g] if _same_shape(fgraph, g, node.outputs[0]) else None
+
+
+@node_rewriter([SumTo])
+def sum_to_of_sum_to(fgraph, node):
+    """``SumTo(SumTo(g, *d1), *d2)`` -> ``SumTo(g, *d2)`` when every client of the inner
+    SumTo is a SumTo (so it dies). Equal when both succeed: d2 broadcasts to d1 and d1
+    to g's shape, so d2 broadcasts to g's shape and the sums compose."""
+    inner = node.inputs[0].owner
+    if inner is None or not isinstance(inner.op, SumTo):
+        return None
+    if any(c == "output" or not isinstance(getattr(c, "op", None), SumTo)
+           for c, _ in fgraph.clients[node.inputs[0]]):
+        return None
+    new = SumTo()(inner.inputs[0], *node.inputs[1:])
+    return [new] if can_replace(node.outputs[0], new) else None
 
 
 @node_rewriter([BroadcastTo])
@@ -141,6 +153,6 @@ def _whole_slice(fgraph, x, d, start, stop, step):
 def shape_rewriters():
     """The shape rewrites, in the order they are tried on a node."""
     rws = [shape_i_of_static_dim, shape_i_from_source, shape_of_static,
-           useless_sum_to, useless_broadcast_to, useless_alloc]
+           useless_sum_to, sum_to_of_sum_to, useless_broadcast_to, useless_alloc]
     extra = [_shape_entry_rewriter(), _useless_subtensor_rewriter()]
     return rws + [rw for rw in extra if rw is not None]

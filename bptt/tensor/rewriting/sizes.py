@@ -74,6 +74,18 @@ def size_facts(fgraph):
     return _infos.setdefault(fgraph, _SizeFacts())
 
 
+def assume_same_shape(fgraph, a, b):
+    """Record that `a` and `b` have equal run-time shapes in `fgraph`: a fact the
+    graph cannot show (a contract of the op whose inner graph it is). Register
+    facts before rewriting: keys computed earlier may not benefit from them."""
+    if not (isinstance(a.type, TensorType) and isinstance(b.type, TensorType)) \
+            or a.ndim != b.ndim:
+        return
+    facts = size_facts(fgraph)
+    for ka, kb in zip(shape_keys(fgraph, a), shape_keys(fgraph, b)):
+        facts.union(ka, kb)
+
+
 def dim_key(fgraph, v, i):
     """The key of the size of dimension `i` of `v` (see the module docstring)."""
     return shape_keys(fgraph, v)[i]
@@ -175,8 +187,8 @@ def _derived_keys(v, facts):
         return [value_key(d, facts) for d in ins[1:]]
     if isinstance(op, BroadcastTo):
         return [entry_key(ins[1], i, facts) for i in range(v.ndim)]
-    if isinstance(op, SumTo):      # by contract: the run-time shape of the reference
-        return list(keys[ins[1]])
+    if isinstance(op, SumTo):      # by contract: the target sizes
+        return [value_key(d, facts) for d in ins[1:]]
     if isinstance(op, Dot):
         a, b = keys[ins[0]], keys[ins[1]]
         facts.union(a[-1], b[0])   # the product fails unless the inner sizes agree

@@ -88,29 +88,31 @@ def {{name}}(x, shp):
 
 @numba_funcify.register(SumTo)
 def _sum_to(op, node, ctx):
-    g, ref = node.inputs
-    n, m = g.ndim, ref.ndim
+    g = node.inputs[0]
+    n, m = g.ndim, len(node.inputs) - 1
     lead = n - m
     if m == 0:
         return f"np.{g.dtype}(np.sum({{0}}))" if n else "{0}"
+    params = ", ".join(f"d{i}" for i in range(m))
+    shp = "(" + "".join(f"d{i}, " for i in range(m)) + ")"
     gi = ", ".join(f"j{i}" for i in range(n))
-    oi = ", ".join(f"(j{lead + i} if ref.shape[{i}] != 1 else 0)" for i in range(m))
+    oi = ", ".join(f"(j{lead + i} if d{i} != 1 else 0)" for i in range(m))
     loops, ind = [], "    "
     for i in range(n):
         loops.append(f"{ind}for j{i} in range(g.shape[{i}]):")
         ind += "    "
-    # Writing out of bounds would corrupt memory: check that g broadcasts from ref.
+    # Writing out of bounds would corrupt memory: check that g broadcasts from the target.
     check = "\n".join(
-        f"    if ref.shape[{i}] != 1 and ref.shape[{i}] != g.shape[{lead + i}]:\n"
+        f"    if d{i} != 1 and d{i} != g.shape[{lead + i}]:\n"
         f"        raise ValueError('sum_to: the gradient is not a broadcast of the input shape')"
         for i in range(m))
-    same = " and ".join(f"g.shape[{i}] == ref.shape[{i}]" for i in range(m))
+    same = " and ".join(f"g.shape[{i}] == d{i}" for i in range(m))
     fast = f"    if {same}:\n        return g\n" if not lead else ""
     body = "\n".join(loops)
     return Kernel(f"""
-def {{name}}(g, ref):
+def {{name}}(g, {params}):
 {check}
-{fast}    out = np.zeros(ref.shape, g.dtype)
+{fast}    out = np.zeros({shp}, g.dtype)
 {body}
 {ind}out[{oi}] += g[{gi}]
     return out
