@@ -159,6 +159,21 @@ def test_backward_scan_keeps_no_history(mode):
     assert_same(f(*vals), compiled(inputs, outputs, "PY", with_pass=False)(*vals))
 
 
+def test_truncated_gradient_carries_one_cotangent(mode):
+    """The initial state's cotangent is read through the truncation window's concatenate."""
+    x, h0, w = T.dvector("x"), T.dscalar("h0"), T.dscalar("w")
+    hs, _ = bptt.scan(lambda x_t, h, w: w * h + x_t, sequences=x, outputs_info=h0,
+                      non_sequences=w, truncate_gradient=2)
+    outputs = bptt.grad(hs.sum(), [x, h0, w])
+    f = compiled([x, h0, w], outputs, mode)
+    bwd = scans(f)[-1]
+    assert bwd.op.info.n_mit_mot == 0 and bwd.op.info.buffers[0].rows == 2
+    for xs in ([1.0, 2.0, 3.0, 4.0], [1.0], [0.5, 2.0]):
+        assert_same(f(xs, 1.0, 0.5), compiled([x, h0, w], outputs, "PY", with_pass=False)(
+            xs, 1.0, 0.5))
+    assert_same(f([1.0, 2.0, 3.0, 4.0], 1.0, 0.5), [[0, 0, 1.5, 1], 0, 8.5])  # docs table
+
+
 def test_pass_is_idempotent():
     from bptt.graph.fg import FunctionGraph
     from bptt.scan.rewriting.savemem import scan_save_mem

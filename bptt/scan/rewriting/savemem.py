@@ -23,6 +23,8 @@ Readers that read only the last k rows, and are rebuilt on the new output
     x[-j], x[-j:], x[-j:-i]  (any index on the other axes)      k = j
     x[::-1][i], x[::-1][:j]                                     k = i + 1, j
     x[c:] (c >= 0; what scan() returns for a state) whose own readers are these
+    concatenate([..., x, ...]) whose readers read its last rows (first rows when
+        x is reversed: a truncated gradient's initial-state cotangent)
     Shape_i{0}(x)      -> the full length, computed without the output
     Shape_i{d}(x), d>0 -> the same on the new output (Shape(x): both)
 
@@ -39,6 +41,7 @@ import weakref
 
 from ...graph.basic import Constant
 from ...graph.rewriting import graph_pass, replace_checked
+from ...tensor.basic import Join
 from ...tensor.shape import Shape, Shape_i, shape_i
 from ...tensor.subtensor import FULL, SCALAR, SliceSpec, Subtensor
 from ..args import ScanArgs, _consistent
@@ -66,6 +69,8 @@ def _reader(node, reversed_):
     op = node.op
     if isinstance(op, (Shape, Shape_i)):
         return ("shape",)
+    if isinstance(op, Join) and op.axis == 0:
+        return ("join",)
     if not isinstance(op, Subtensor) or not op.idx_list:
         return None
     e = op.idx_list[0]
@@ -103,7 +108,7 @@ def _rows_read(fgraph, var, reversed_=False):
         how = None if node == "output" else _reader(node, reversed_)
         if how is None:
             return None
-        if how[0] in ("rev", "view"):
+        if how[0] in ("rev", "view", "join"):
             j = _rows_read(fgraph, node.outputs[0], reversed_ or how[0] == "rev")
         else:
             j = how[1] if how[0] == "rows" else 0
@@ -135,6 +140,11 @@ def _rebuild_readers(fgraph, old, new, full_rows, node, reversed_=False):
         elif how[0] == "rev":
             _rebuild_readers(fgraph, client.outputs[0], op(new, *client.inputs[1:]),
                              full_rows, node, True)
+        elif how[0] == "join":
+            parts = [new if v is old else v for v in client.inputs]
+            others = [shape_i(v, 0) for v in client.inputs if v is not old]
+            rows = full_rows * sum(v is old for v in client.inputs) + sum(others)
+            _rebuild_readers(fgraph, client.outputs[0], op(*parts), rows, node, reversed_)
         elif how[0] == "view":
             rows = maximum(full_rows - how[1], 0)
             view = new[maximum(shape_i(new, 0) - rows, 0):]
