@@ -283,28 +283,42 @@ class _Float(_Unary):
     float_valued = True
 
 
-class Exp(_Float):
+class _Transcendental(_Float):
+    """A float op whose scalar form in numba calls ``fast_<name>`` (link/numba/fastmath.py).
+
+    numba would call the C library per element, which no loop vectorizes; the
+    fast functions are branch-free arithmetic, within a few ulp of NumPy.
+    Array forms keep NumPy's ufunc.
+    """
+
+    def numba_expr(self, args, dtypes, out_dtype, ndims):
+        if not any(ndims):
+            return f"fast_{self.name}({args[0]})"
+        return super().numba_expr(args, dtypes, out_dtype, ndims)
+
+
+class Exp(_Transcendental):
     name, ufunc = "exp", np.exp
 
     def partials(self, inputs, output):
         return [output]
 
 
-class Log(_Float):
+class Log(_Transcendental):
     name, ufunc = "log", np.log
 
     def partials(self, inputs, output):
         return [1 / inputs[0]]
 
 
-class Log1p(_Float):
+class Log1p(_Transcendental):
     name, ufunc = "log1p", np.log1p
 
     def partials(self, inputs, output):
         return [1 / (1 + inputs[0])]
 
 
-class Expm1(_Float):
+class Expm1(_Transcendental):
     name, ufunc = "expm1", np.expm1
 
     def partials(self, inputs, output):
@@ -318,7 +332,7 @@ class Sqrt(_Float):
         return [0.5 / output]
 
 
-class Tanh(_Float):
+class Tanh(_Transcendental):
     name, ufunc = "tanh", np.tanh
 
     def partials(self, inputs, output):
@@ -343,7 +357,7 @@ class Cos(_Float):
         return [-sin(inputs[0])]
 
 
-class Sigmoid(_Float):
+class Sigmoid(_Transcendental):
     """1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving 0."""
 
     name = "sigmoid"
@@ -353,6 +367,8 @@ class Sigmoid(_Float):
         return one / (one + np.exp(-x))
 
     def numba_expr(self, args, dtypes, out_dtype, ndims):
+        if not any(ndims):
+            return super().numba_expr(args, dtypes, out_dtype, ndims)
         one = lit(1.0, out_dtype)
         return f"({one} / ({one} + np.exp(-{args[0]})))"
 
@@ -360,7 +376,7 @@ class Sigmoid(_Float):
         return [output * (1 - output)]
 
 
-class Softplus(_Float):
+class Softplus(_Transcendental):
     """log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) so it never overflows."""
 
     name = "softplus"
@@ -369,6 +385,8 @@ class Softplus(_Float):
         return np.maximum(x, np.asarray(0, x.dtype)) + np.log1p(np.exp(-np.abs(x)))
 
     def numba_expr(self, args, dtypes, out_dtype, ndims):
+        if not any(ndims):
+            return super().numba_expr(args, dtypes, out_dtype, ndims)
         x = args[0]
         return f"(np.maximum({x}, {lit(0.0, out_dtype)}) + np.log1p(np.exp(-np.abs({x}))))"
 

@@ -94,7 +94,8 @@ def dense_grid(dtype, n=200_001):
     """Every binade of both signs from the smallest subnormal to the largest float,
     plus a fine linear grid over [-50, 50] and the neighbourhoods of 0 and 1."""
     fi = np.finfo(dtype)
-    mags = np.geomspace(float(fi.smallest_subnormal), float(fi.max), n // 2).astype(dtype)
+    with np.errstate(over="ignore"):
+        mags = np.geomspace(float(fi.smallest_subnormal), float(fi.max), n // 2).astype(dtype)
     lin = np.linspace(-50, 50, n // 2).astype(dtype)
     near = np.concatenate([1 + np.geomspace(fi.eps / 4, 1, 2000), 1 - np.geomspace(fi.eps / 4, 1, 2000)])
     return np.unique(np.concatenate([mags, -mags, lin, near.astype(dtype)]))
@@ -166,22 +167,19 @@ def test_special_values(name, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_special_values_match_numpy_exactly(dtype):
-    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype=dtype)
-    expected = {
-        "exp": np.exp(x), "expm1": np.expm1(x), "tanh": np.tanh(x),
-        "log": np.log(np.array([0.0, -0.0, np.inf, -1.0, np.nan], dtype=dtype)),
-        "log1p": np.log1p(np.array([0.0, -0.0, np.inf, -1.0, np.nan], dtype=dtype)),
-        "sigmoid": np.array([0.5, 0.5, 1.0, 0.0, np.nan], dtype=dtype),
-        "softplus": np.array([np.log(2), np.log(2), np.inf, 0.0, np.nan], dtype=dtype),
-    }
+@pytest.mark.parametrize("name", NAMES)
+def test_special_values_match_numpy_exactly(name, dtype):
+    edges = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    if name in ("log", "log1p"):
+        edges += [-1.0, -2.0]
+    x = np.array(edges, dtype=dtype)
+    numpy_form = {"sigmoid": lambda v: 1 / (1 + np.exp(-v)),
+                  "softplus": lambda v: np.maximum(v, 0) + np.log1p(np.exp(-np.abs(v)))}
     with np.errstate(all="ignore"):
-        for name, want in expected.items():
-            arg = x if name not in ("log", "log1p") else np.array(
-                [0.0, -0.0, np.inf, -1.0, np.nan], dtype=dtype)
-            got = run_loop(name, arg)
-            np.testing.assert_array_equal(got, want, err_msg=name)
-            np.testing.assert_array_equal(np.signbit(got[:2]), np.signbit(want[:2]), err_msg=name)
+        want = numpy_form.get(name, getattr(np, name, None))(x)
+    got = run_loop(name, x)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got[:2]), np.signbit(want[:2]))
 
 
 @numba.njit(error_model="numpy")
@@ -216,3 +214,22 @@ def test_float32_is_computed_in_float32(name):
 def test_integer_arguments_are_refused():
     with pytest.raises(numba.core.errors.TypingError):
         fm.fast_exp(np.int64(1))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_scalar_ops_on_0d_values_call_the_fast_functions(dtype):
+    import bptt
+    import bptt.tensor as T
+
+    x = T.scalar(dtype=dtype)
+    ops = {"exp": T.exp, "expm1": T.expm1, "log": T.log, "log1p": T.log1p, "tanh": T.tanh,
+           "sigmoid": T.nnet.sigmoid, "softplus": T.nnet.softplus}
+    f = bptt.function([x], [op(x) for op in ops.values()], mode="NUMBA")
+    for name in ops:
+        assert f"fast_{name}(" in f._fn.source
+    for v in special_values(np.dtype(dtype).type)[:12].tolist() + [0.3, -2.5, 40.0]:
+        v = np.asarray(v, dtype=dtype)
+        for name, out in zip(ops, f(v)):
+            assert out.dtype == dtype and out.shape == ()
+            x1 = v.reshape(1)
+            assert np.array_equal(out.reshape(1), run_loop(name, x1), equal_nan=True), (name, v)
