@@ -1,12 +1,11 @@
 """Run-time helpers of the elementwise loop kernels (`dispatch/elemwise.py`).
 
 `broadcast_shape(shapes)` is the output shape of NumPy broadcasting for a
-tuple of equally long shapes, and whether a dimension broadcasts at run time.
-The kernels pad shorter inputs on the left and write dimensions of static
-size 1 as -1: those are size 1 but their broadcasting is known at compile
-time and does not count. It is an overload compiled once per process for each
-(number of shapes, ndim): written into every loop kernel, the same code was
-half of that kernel's compile time.
+tuple of equally long shapes. The loops pad shorter inputs on the left and
+write dimensions of static size 1 as -1 (size 1; the generated code does not
+read them). It is an overload compiled once per process for each (number of
+shapes, ndim): written into every loop, the same code was about half of a
+loop's compile time.
 """
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ BROADCAST_ERROR = "operands could not be broadcast together with shapes"
 
 
 def _source(nd):
-    # An entry -1 is a dimension of static size 1 (or a left padding): size 1, and its
-    # broadcasting does not count for `bc`, the flag of run-time broadcasting.
+    # An entry -1 is a dimension of static size 1 (or a left padding): size 1, not read.
     lines = [f"def broadcast_shape_{nd}(shapes):"] + [f"    d{d} = 1" for d in range(nd)]
     lines += ["    bad = False", "    for s in shapes:"]
     for d in range(nd):
@@ -32,10 +30,7 @@ def _source(nd):
                   "                bad = True"]
     lines += ["    if bad:",       # a (template, values) error: see link/numba/errors.py
               f"        raise ValueError('{BROADCAST_ERROR} {{}}', shapes)",
-              "    bc = False",
-              "    for s in shapes:"]
-    lines += [f"        bc |= s[{d}] != -1 and s[{d}] != d{d}" for d in range(nd)]
-    lines.append(f"    return ({''.join(f'd{d}, ' for d in range(nd))}bc)")
+              f"    return ({''.join(f'd{d}, ' for d in range(nd))})"]
     return "\n".join(lines) + "\n"
 
 
@@ -52,9 +47,8 @@ _IMPLS = _implementations()
 
 
 def broadcast_shape(shapes):
-    """``(d0, d1, ..., bc)``: the broadcast of `shapes` (a tuple of tuples of one length, -1
-    for a static size 1) and whether a dimension other than a -1 broadcasts; ValueError if
-    they do not broadcast. Inside numba code only."""
+    """``(d0, d1, ...)``: the broadcast of `shapes` (a tuple of tuples of one length, -1 for a
+    static size 1); ValueError if they do not broadcast. Inside numba code only."""
     raise NotImplementedError  # replaced by the overload below inside numba
 
 

@@ -155,7 +155,8 @@ class ModuleBuilder:
             body.append(self._emit(node, args, outs))
         rets = [self._ref(o, names) for o in outputs]
         name = self.fresh(hint)
-        lines = [f"def {name}({', '.join(params)}):"] + [f"    {line}" for line in body]
+        lines = [f"def {name}({', '.join(params)}):"] + [
+            f"    {line}" for chunk in body for line in chunk.split("\n")]
         lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
         self.chunks.append(f"{self.jit()}\n" + "\n".join(lines) + "\n")
         return name
@@ -172,7 +173,8 @@ class ModuleBuilder:
         if isinstance(low, str):
             if len(outs) != 1:
                 raise TypeError(f"{node.op}: an inline lowering must have one output")
-            return f"{outs[0]} = {low.format(*args)}"
+            *statements, expr = low.format(*args).split("\n")   # statements, then the value
+            return "\n".join(statements + [f"{outs[0]} = {expr}"])
         if isinstance(low, Kernel):
             fname = self.add_kernel(low)
             lhs = outs[0] if len(outs) == 1 else ", ".join(outs)
