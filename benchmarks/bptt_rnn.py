@@ -37,6 +37,7 @@ def numba_references(cache=False):
 
     @numba.njit(cache=cache, error_model="numpy")
     def rnn(X, h0, U, W, b):
+        one = np.ones(1, h0.dtype)[0]  # a float literal would make float32 arrays float64
         T = X.shape[0]
         H = np.empty((T,) + h0.shape, h0.dtype)
         h = h0
@@ -46,7 +47,7 @@ def numba_references(cache=False):
         gU, gW, gb = np.zeros_like(U), np.zeros_like(W), np.zeros_like(b)
         dh = np.zeros_like(h0)
         for t in range(T - 1, -1, -1):
-            da = (dh + H[t]) * (1.0 - H[t] * H[t])
+            da = (dh + H[t]) * (one - H[t] * H[t])
             hp = H[t - 1] if t > 0 else h0
             gU += X[t].T @ da
             gW += hp.T @ da
@@ -56,6 +57,7 @@ def numba_references(cache=False):
 
     @numba.njit(cache=cache, error_model="numpy")
     def lstm(X, h0, c0, Wx, Wh, b):
+        one = np.ones(1, h0.dtype)[0]
         T, n = X.shape[0], h0.shape[1]
         Hs = np.empty((T,) + h0.shape, h0.dtype)
         Cs = np.empty((T,) + h0.shape, h0.dtype)
@@ -63,9 +65,9 @@ def numba_references(cache=False):
         h, c = h0, c0
         for t in range(T):
             z = X[t] @ Wx + h @ Wh + b
-            i = 1.0 / (1.0 + np.exp(-z[:, :n]))
-            f = 1.0 / (1.0 + np.exp(-z[:, n:2 * n]))
-            o = 1.0 / (1.0 + np.exp(-z[:, 2 * n:3 * n]))
+            i = one / (one + np.exp(-z[:, :n]))
+            f = one / (one + np.exp(-z[:, n:2 * n]))
+            o = one / (one + np.exp(-z[:, 2 * n:3 * n]))
             g = np.tanh(z[:, 3 * n:])
             c = f * c + i * g
             h = o * np.tanh(c)
@@ -80,11 +82,11 @@ def numba_references(cache=False):
             hp = Hs[t - 1] if t > 0 else h0
             tc = np.tanh(Cs[t])
             dh = dh + Hs[t]
-            dc = dc + dh * o * (1.0 - tc * tc)
-            dz[:, :n] = dc * g * i * (1.0 - i)
-            dz[:, n:2 * n] = dc * cp * f * (1.0 - f)
-            dz[:, 2 * n:3 * n] = dh * tc * o * (1.0 - o)
-            dz[:, 3 * n:] = dc * i * (1.0 - g * g)
+            dc = dc + dh * o * (one - tc * tc)
+            dz[:, :n] = dc * g * i * (one - i)
+            dz[:, n:2 * n] = dc * cp * f * (one - f)
+            dz[:, 2 * n:3 * n] = dh * tc * o * (one - o)
+            dz[:, 3 * n:] = dc * i * (one - g * g)
             gWx += X[t].T @ dz
             gWh += hp.T @ dz
             gb += dz.sum(axis=0)

@@ -53,11 +53,14 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
+
+import numpy as np
 
 THREAD_ENV = {
     "OMP_NUM_THREADS": "1",
@@ -67,9 +70,6 @@ THREAD_ENV = {
     "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
     "MALLOC_MMAP_THRESHOLD_": "65536",
 }
-os.environ.update(THREAD_ENV)  # before numpy is imported, for the parent's reference runs
-
-import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -106,9 +106,7 @@ def _save(built, result, path):
 def child_compile(impl, cases, dtype, out_dir, tag):
     """Build + first call on cases[0] (timed), then outputs of the other cases."""
     kind = CASES[cases[0]][0]
-    start = _clock()
-    module = load(impl)
-    imported = _since(start)
+    module = load(impl)  # the library itself is imported by build(): timed below
     args = _case_args(cases[0], dtype)
     start = _clock()
     built = module.build(kind, dtype)
@@ -118,7 +116,7 @@ def child_compile(impl, cases, dtype, out_dir, tag):
     for case in cases[1:]:
         result = built.run(*built.prepare(_case_args(case, dtype)))
         _save(built, result, os.path.join(out_dir, f"{impl}.{case}.{dtype}.{tag}.npz"))
-    return {"import": imported, "compile": compiled, "source": _source_of(impl)}
+    return {"compile": compiled, "source": _source_of(impl)}
 
 
 def _source_of(impl):
@@ -229,12 +227,18 @@ class Runner:
         for line in reversed(proc.stdout.splitlines()):
             if line.startswith("RESULT "):
                 return json.loads(line[len("RESULT "):])
-        lines = [s for s in proc.stderr.strip().splitlines() if s.strip()]
-        raise ChildFailed(lines[-1] if lines else f"exit code {proc.returncode}")
+        raise ChildFailed(_error_line(proc.stderr) or f"exit code {proc.returncode}")
 
 
 class ChildFailed(Exception):
     pass
+
+
+def _error_line(stderr):
+    """The last ``SomeError: message`` line of a traceback (numba ends with context lines)."""
+    lines = [s.strip() for s in stderr.splitlines() if s.strip()]
+    errors = [s for s in lines if re.match(r"^[\w.]+(Error|Exception)\b", s)]
+    return (errors or lines or [None])[-1]
 
 
 def export_head(dest):
