@@ -2,9 +2,9 @@
 
 A lowering is a function ``(op, node, ctx) -> str | Kernel``:
 
-* a ``str`` is an inline expression template; ``{0}``, ``{1}``... stand for
-  the node's inputs. Elementwise work is emitted this way so that numba's
-  array-expression pass fuses neighbouring nodes into one loop.
+* a ``str`` is an inline template; ``{0}``, ``{1}``... stand for the node's
+  inputs. Its last line is the output's expression; lines before it are
+  statements written into the graph function first (elementwise loops).
 * a `Kernel` is the source of a function ``def {name}(inputs...)`` that
   returns the output (a tuple for several). Kernels with equal source are
   emitted once per module.
