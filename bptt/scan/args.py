@@ -38,7 +38,8 @@ class ScanArgs:
     Attributes besides the category lists: ``n_steps`` (outer), ``cond``
     (inner until condition or None), ``outer_out_n_steps`` (the executed-step
     count output of an until loop, or None), ``truncate_gradient``, ``name``,
-    and ``labels`` (inner output variable -> phrase used in run-time errors).
+    ``labels`` (inner output variable -> phrase used in run-time errors) and
+    ``profile`` (the user's `ScanProfile`, kept by every rebuilt op).
     """
 
     def __init__(self):
@@ -51,6 +52,7 @@ class ScanArgs:
         self.truncate_gradient = -1
         self.name = None
         self.labels = {}
+        self.profile = None
 
     @classmethod
     def from_node(cls, node):
@@ -59,6 +61,7 @@ class ScanArgs:
         ins, outs = node.inputs, node.outputs
         ii, io = op.inner_inputs, op.inner_outputs
         a = cls()
+        a.profile = op.profile   # the user's profile follows the loop through rewrites
         a.n_steps = ins[0]
         a.outer_in_seqs = [ins[i] for i in info.outer_in_seqs]
         a.inner_in_seqs = [ii[i] for i in info.inner_in_seqs]
@@ -204,7 +207,7 @@ class ScanArgs:
         inner_outputs = self.inner_outputs
         labels = [self.labels.get(v, f"inner output {o}") for o, v in enumerate(inner_outputs)]
         return Scan(self.inner_inputs, inner_outputs, self.info, seq_origins=origins,
-                    output_labels=labels)
+                    output_labels=labels, profile=self.profile)
 
     def make_node(self):
         """A new Scan node (an `Apply`) computing the current layout from the outer inputs."""
