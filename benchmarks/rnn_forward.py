@@ -20,9 +20,14 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+# One BLAS thread, as the peers were measured: set before numpy loads OpenBLAS
+# (on a loaded 2-core machine a threaded BLAS made medium cases 100x slower).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from timing import median_time  # benchmarks/timing.py (run as a script from any directory)
+import numpy as np  # noqa: E402
+
+from timing import median_time  # noqa: E402  benchmarks/timing.py (run as a script from any directory)
 
 CASES = [(1000, 1, 16, 16), (200, 32, 64, 128)]
 
