@@ -31,6 +31,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
+from impls.cases import data  # noqa: E402  (the inputs every benchmark uses)
 from timing import median_time  # noqa: E402  benchmarks/timing.py (run as a script from any directory)
 
 CASES = [("rnn", 1000, 1, 16, 16), ("rnn", 200, 32, 64, 128), ("lstm", 200, 32, 64, 128)]
@@ -135,21 +136,6 @@ def bptt_function(kind, dtype):
         params, inputs = [Wx, Wh, b, h0, c0], [X, h0, c0, Wx, Wh, b]
     loss = 0.5 * (H ** 2).sum()
     return bptt.function(inputs, [loss] + bptt.grad(loss, params))
-
-
-def data(kind, t, bsz, nin, nh, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    width = nh if kind == "rnn" else 4 * nh
-    X = rng.standard_normal((t, bsz, nin))
-    h0 = 0.1 * rng.standard_normal((bsz, nh))
-    Wx = rng.standard_normal((nin, width)) / np.sqrt(nin)
-    Wh = rng.standard_normal((nh, width)) / np.sqrt(nh)
-    b = 0.1 * rng.standard_normal(width)
-    if kind == "rnn":
-        args = [X, h0, Wx, Wh, b]
-    else:
-        args = [X, h0, 0.1 * rng.standard_normal((bsz, nh)), Wx, Wh, b]
-    return [np.asarray(a, dtype) for a in args]
 
 
 def run_calls(repeat, dtype, cases):

@@ -129,7 +129,7 @@ class Composite(ScalarOp):
             nd = [nds[r] for r in refs]
             ins = [self._convert(exprs[r], r, dt, nds[r], dtypes) for r, dt in zip(refs, dts)]
             e = op.numba_expr(ins, list(dts), out, nd)
-            exprs.append(_exact(e, out) if not any(nd) else e)
+            exprs.append(exact_scalar(e, out) if not any(nd) else e)
             nds.append(max(nd, default=0))
         return exprs[-1]
 
@@ -141,7 +141,7 @@ class Composite(ScalarOp):
         names, lines = list(args), []
         for k, (op, refs, dts, out) in enumerate(self.nodes):
             ins = [self._convert(names[r], r, dt, 0, dtypes) for r, dt in zip(refs, dts)]
-            e = _exact(op.numba_expr(ins, list(dts), out, [0] * len(ins)), out)
+            e = exact_scalar(op.numba_expr(ins, list(dts), out, [0] * len(ins)), out)
             if k == len(self.nodes) - 1:
                 return lines, e
             names.append(f"{prefix}{k}")
@@ -175,7 +175,8 @@ def _inline(comp, refs, n_outer, nodes):
         nodes.append((op, tuple(refs[a] if a < n else base + a - n for a in args), dts, out))
 
 
-def _exact(expr, dtype):
+def exact_scalar(expr, dtype):
+    """Numba source of scalar `expr` converted to exactly `dtype`."""
     # numba widens scalar arithmetic (int8 + int8 is int64 there); NumPy does not.
     return expr if dtype == "bool" else f"np.{dtype}({expr})"
 

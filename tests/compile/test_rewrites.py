@@ -513,8 +513,8 @@ def test_compiled_function_runs_the_pipeline(mode):
 def test_run_passes_can_exclude_a_pass():
     x = T.vector("x")
     fg = FunctionGraph([x], [-(-x)])
-    run_passes(fg, exclude=("canonicalize",))
-    assert fg.outputs[0] is not fg.inputs[0] and "neg_neg" not in fired(fg)
+    run_passes(fg, exclude=("canonicalize", "fuse_elemwise"))
+    assert _ops(fg) == ["neg", "neg"]
 
 
 def test_ir_is_verified_after_each_pass(monkeypatch):

@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 
 from ....tensor import scalar_ops as so
+from ....tensor.composite import exact_scalar
 from ....tensor.elemwise import Elemwise
 from ..registry import Kernel, np_dtype, numba_funcify
 
@@ -64,10 +65,6 @@ def _with_helpers(text, ctx):
     return text
 
 
-def _exact(expr, dtype):
-    return expr if dtype == "bool" else f"np.{dtype}({expr})"
-
-
 def _scalar_body(op, node, names):
     """(lines, expression) computing one output element from scalar input `names`."""
     in_dtypes, out_dtype = op.compute_dtypes(node)
@@ -76,7 +73,7 @@ def _scalar_body(op, node, names):
     statements = getattr(op.scalar_op, "numba_statements", None)
     if statements is not None:     # a Composite: one local per inner value, exact dtypes
         return statements(args, in_dtypes)
-    return [], _exact(op.scalar_op.numba_expr(args, in_dtypes, out_dtype, [0] * len(args)),
+    return [], exact_scalar(op.scalar_op.numba_expr(args, in_dtypes, out_dtype, [0] * len(args)),
                       out_dtype)
 
 
@@ -94,7 +91,7 @@ def _inline_scalar(op, node, ctx):
     args = [a if v.dtype == dt else so.numba_cast(a, dt, 0, src=v.dtype)
             for a, v, dt in zip(names, node.inputs, in_dtypes)]
     expr = op.scalar_op.numba_expr(args, in_dtypes, out_dtype, [0] * len(args))
-    return _with_helpers(_exact(expr, out_dtype), ctx)
+    return _with_helpers(exact_scalar(expr, out_dtype), ctx)
 
 
 # -- the loop kernel ------------------------------------------------------------------
