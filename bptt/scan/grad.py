@@ -27,7 +27,7 @@ with taps (-3, -1) becomes in-taps (0, 3, 1), out-taps (3, 1): at backward
 step s, row s holds the finished cotangent of the state forward step t
 wrote, and rows s+3 and s+1 (the states step t read) receive their share.
 
-The stages below build it, in this order, each with a diagram of the layout
+The stages build it, in this order (1-3 in `grad_step.py`), each with a diagram of the layout
 it consumes and produces: `_window` (which steps), `_active_states` (which
 states carry a cotangent), `_differentiate_step` and `_simplify_step` (the
 step's vector-Jacobian product), `_reuse_stored_values` and
@@ -57,8 +57,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..graph.basic import Constant, Variable
+from ..graph.basic import Constant
 from ..graph.traversal import ancestors, graph_inputs, toposort
+from .grad_step import (_Step, _Window, _active_states, _differentiate_step, _has_cotangent,
+                        _placeholder, _simplify, _window)
 
 
 def scan_grad(op, inputs, outputs, output_grads):
@@ -83,22 +85,6 @@ def scan_grad(op, inputs, outputs, output_grads):
 
 
 # -- small helpers ----------------------------------------------------------------------
-def _is_float(v):
-    return getattr(v.type, "dtype", None) in ("float32", "float64")
-
-
-def _has_cotangent(g):
-    from ..grad.types import is_disconnected
-
-    return g is not None and not is_disconnected(g) and _is_float(g)
-
-
-def _int64(k):
-    from ..tensor.type import as_tensor_variable
-
-    return as_tensor_variable(np.int64(k))
-
-
 def _rows(x, lo, hi):
     """Rows lo..hi-1 of `x`, last first: the backward loop reads them in step order."""
     return x[lo:hi][::-1]
@@ -112,10 +98,6 @@ def _scan_args_class():
     from .args import ScanArgs   # args.py imports the op, which imports this module
 
     return ScanArgs
-
-
-def _placeholder(type_, name):
-    return type_.make_variable(name)
 
 
 def _substitute(outputs, mapping):
@@ -134,169 +116,6 @@ def _substitute(outputs, mapping):
             memo.update(zip(node.outputs, new.outputs))
     return [memo.get(v, v) for v in outputs]
 
-
-# -- stage 1: the window of steps -------------------------------------------------------
-@dataclass
-class _Window:
-    """Which forward steps the backward loop undoes.
-
-    ::
-
-        forward steps   0 ......... start ........... E-1     E = executed steps
-                                    |<---- B steps ---->|     B = E, or min(E, k)
-        backward step s undoes forward step t = E-1-s         (truncate_gradient = k)
-    """
-
-    executed: Variable
-    steps: Variable
-    start: Variable
-    truncated: bool
-
-
-def _window(node):
-    from ..tensor.math import minimum
-
-    info = node.op.info
-    executed = node.outputs[info.outer_out_n_steps] if info.as_while else node.inputs[0]
-    k = info.truncate_gradient
-    if k == -1:
-        return _Window(executed, executed, _int64(0), False)
-    steps = minimum(executed, _int64(k))
-    return _Window(executed, steps, executed - steps, True)
-
-
-# -- stage 2: which states carry a cotangent ----------------------------------------------
-def _active_states(node, output_grads):
-    """Forward states (indices into ``info.buffers``) whose cotangent may be nonzero.
-
-    ::
-
-        carrying = nit_sot inner outputs with an outer cotangent
-        repeat:  state b becomes active when its outer output has a cotangent, or
-                 one of its taps feeds an inner output in `carrying` (within a step);
-                 an active state's inner outputs join `carrying`
-
-    Returns (active state indices, carrying inner output indices).
-    """
-    op, info = node.op, node.op.info
-    conn = op.inner_connection_pattern()
-    carrying = {o for k, o in enumerate(info.inner_out_nit_sot)
-                if _has_cotangent(output_grads[info.outer_out_nit_sot[k]])}
-    active, changed = set(), True
-    while changed:
-        changed = False
-        for s, b in enumerate(info.buffers):
-            if s in active or not _is_float(node.outputs[b.outer_output]):
-                continue
-            fed = any(conn[i][o] for i in b.inner_inputs for o in carrying)
-            if fed or _has_cotangent(output_grads[b.outer_output]):
-                active.add(s)
-                carrying.update(b.inner_outputs)
-                changed = True
-    return active, carrying
-
-
-# -- stage 3: the step's vector-Jacobian product ------------------------------------------
-@dataclass
-class _Step:
-    """The differentiated step, on its own copy of the step graph.
-
-    ::
-
-        inputs  x_i    copies of the forward inner inputs (same layout)
-        outputs y_o    copies of the forward inner outputs (same layout)
-        cotangent[o]   placeholder g_y for y_o (o in carrying)
-        contrib[i]     (dy/dx_i)^T g_y, summed over o   (absent: disconnected)
-        undefined[i]   why x_i has no gradient
-    """
-
-    inputs: list
-    outputs: list
-    cotangent: dict
-    contrib: dict
-    undefined: dict
-
-
-def _differentiate_step(op, active, carrying):
-    from ..grad.reverse import _sweep, _total
-
-    info = op.info
-    cotangent, seeds = {}, {}
-    for o in sorted(carrying):
-        y = op.inner_outputs[o]
-        if not _is_float(y):
-            continue
-        g = _placeholder(y.type, f"g_{op.label_of_output(o)}")
-        cotangent[o] = g
-        seeds[y] = g if y not in seeds else seeds[y] + g
-    taps = {i for s in active for i in info.buffers[s].inner_inputs}
-    wanted = (set(info.inner_in_seqs) | taps | set(info.inner_in_shared)
-              | set(info.inner_in_non_seqs))
-    wrt = [v for i, v in enumerate(op.inner_inputs) if i in wanted and _is_float(v)]
-    step = _Step(list(op.inner_inputs), list(op.inner_outputs), cotangent, {}, {})
-    if not seeds or not wrt:
-        return step
-    store, undefined = _sweep(seeds, wrt, [])
-    position = {v: i for i, v in enumerate(op.inner_inputs)}
-    step.contrib = {position[v]: _total(store[v]) for v in wrt if v in store}
-    # The sweep marks only the direct input of a rule without gradient; every inner
-    # input upstream of it loses part of its gradient, so its gradient is undefined.
-    for u, why in undefined.items():
-        for v in graph_inputs([u]):
-            if v in position and _is_float(v):
-                step.undefined.setdefault(position[v], why)
-    return _simplify_step(step, info)
-
-
-def _simplify_step(step, info):
-    """Rewrite a copy of the step graph and its derivative with the tensor rewrites.
-
-    ::
-
-        before: contrib = SumTo(g_a, *shape(a)) ... with a = W @ h + x, y = tanh(a)
-        after:  contrib = g_a ...                (shapes proven equal: y has a's shape)
-
-    Inner graphs are not rewritten at compile time, and the derivative is
-    full of run-time unbroadcasts (`SumTo`) whose target sizes (``Shape_i`` of
-    forward values) would make the backward step recompute forward values
-    just to read their shapes. The forward outputs ride along so later stages
-    still find them. The rewrites may use two shape facts of the loop that the
-    graph cannot show: a cotangent has the shape of its output, and a state's
-    output has its taps' shape (the loop checks it at every step).
-    """
-    keys, cots = list(step.contrib), list(step.cotangent)
-    n_in, n_c = len(step.inputs), len(keys)
-    same = [(step.cotangent[o], step.outputs[o]) for o in cots]
-    same += [(step.outputs[o], step.inputs[i]) for b in info.buffers
-             for o in b.inner_outputs for i in b.inner_inputs]
-    ins, outs = _simplify(step.inputs + [step.cotangent[o] for o in cots],
-                          [step.contrib[k] for k in keys] + step.outputs, clone=True,
-                          same_shapes=same)
-    return _Step(ins[:n_in], outs[n_c:], dict(zip(cots, ins[n_in:])),
-                 dict(zip(keys, outs[:n_c])), step.undefined)
-
-
-def _simplify(inputs, outputs, clone, same_shapes=()):
-    """(inputs, outputs) of the graph rewritten by the shape and canonical rewrites.
-
-    With `clone` the graph is copied first; without, it is rewritten in place
-    (only for nodes this module created). `same_shapes` lists pairs of
-    variables among `inputs` and `outputs` known to have equal run-time shapes.
-    """
-    from ..graph.fg import FunctionGraph
-    from ..graph.rewriting import Fixpoint, InToOut
-    from ..tensor.rewriting import canonical_rewriters, constant_folding, merge, shape_rewriters
-    from ..tensor.rewriting.sizes import assume_same_shape
-
-    fg = FunctionGraph(inputs, outputs, clone=clone)
-    where = {v: k for k, v in enumerate(list(inputs) + list(outputs))}
-    ends = list(fg.inputs) + list(fg.outputs)
-    for a, b in same_shapes:
-        assume_same_shape(fg, ends[where[a]], ends[where[b]])
-    walk = InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding],
-                   name="scan_grad_walk")
-    Fixpoint([walk, merge], name="scan_grad_simplify").apply(fg)
-    return list(fg.inputs), list(fg.outputs)
 
 
 # -- the backward loop under construction --------------------------------------------------
@@ -474,7 +293,7 @@ def _feed_forward_values(bw):
     Values not kept by the forward loop are recorded by `_record_values`.
     """
     node, w = bw.node, bw.window
-    op, info = node.op, node.op.info
+    info = node.op.info
     kind = {}
     for ent in info.entities:
         for i in ent[2]:
@@ -671,7 +490,7 @@ def _sequence_nit_sots(bw):
     """
     from ..tensor.basic import tensor_copy
 
-    op, info = bw.node.op, bw.node.op.info
+    info = bw.node.op.info
     a = bw.args
     rows = {v for group, ins, outs in zip(a.inner_in_mit_mot, a.mit_mot_in_slices,
                                           a.mit_mot_out_slices)
@@ -740,7 +559,7 @@ def _non_sequence_sit_sots(bw):
     from ..tensor.shape import shape_padleft
 
     node = bw.node
-    op, info = node.op, node.op.info
+    info = node.op.info
     a = bw.args
     for k, i in enumerate(info.inner_in_non_seqs):
         c = bw.contrib.get(i)
