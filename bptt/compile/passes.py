@@ -16,6 +16,7 @@ from ..scan.rewriting.basic import (scan_inline_constants_pass, scan_merge_input
 from ..scan.rewriting.inner import ScanInnerRewrite
 from ..scan.rewriting.pushout import (scan_pushout_accumulators_pass, scan_pushout_non_seqs_pass,
                                       scan_pushout_seqs_pass)
+from ..scan.rewriting.merge import scan_merge, scan_merge_outputs_pass
 from ..scan.rewriting.savemem import scan_save_mem
 from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
 from ..tensor.rewriting.fusion import fuse_elemwise
@@ -89,6 +90,10 @@ pm.add_pass(scan_pushout_accumulators_pass, "weight gradients summed over steps 
                                             "product over the stacked steps, after the loop")
 pm.add_pass(scan_remove_unused_pass, "drop what the push-outs left unused")
 pm.add_pass(merge, "one node per value for the work pushed out of loops")
+pm.add_pass(scan_merge, "scans over the same steps that do not read each other are one loop "
+                        "(after merge: their n_steps are one variable)")
+pm.add_pass(scan_merge_outputs_pass, "outputs of a scan storing the same rows are stored once "
+                                     "(the RNN backward cotangent read by dU, dW and db)")
 pm.add_pass(scan_save_mem, "scan outputs read only at their last rows keep only those rows "
                            "(after merge: a ring scan no longer merges with its twin)")
 pm.add_pass(gemm_pass, "z + dot(x, y) is one BLAS gemm call: no temporary for the product")

@@ -1,0 +1,203 @@
+"""Scan merging (bptt/scan/rewriting/merge.py): equal outputs of one scan, and scans over the
+same steps. The graph's structure after rewriting, and equal values and gradients with the
+two passes excluded (`config.exclude_rewrites`), in PY and NUMBA.
+
+Hypothesis varies the data and the run-time sizes (n_steps 0 included, and a batch of 1
+for x against a batch of B for h, so the SumTo the output merge looks through really sums)
+of a few fixed graph structures, so NUMBA compiles each once.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import bptt
+import bptt.tensor as T
+from bptt.graph.rewriting import fired
+from bptt.graph.traversal import toposort
+
+from .test_rewriting import assert_close, compiled, rewritten, scans
+
+PASSES = ("scan_merge", "scan_merge_outputs")
+
+
+def _n_scans(ins, outs, exclude=()):
+    return len(scans(rewritten(ins, outs, exclude=exclude)))
+
+
+def _nit_sots(fg):
+    return sum(n.op.info.n_nit_sot for n in scans(fg))
+
+
+# -- two RNNs over one sequence, and their gradients -----------------------------------------
+CONFIGS = {
+    "plain": dict(),
+    "backwards": dict(go_backwards=True),
+    "truncate_symbolic": dict(truncate_gradient=2, n_steps="symbolic"),
+    "backwards_truncate_symbolic": dict(truncate_gradient=2, go_backwards=True,
+                                        n_steps="symbolic"),
+    "until": dict(until=True),
+    "until_truncate": dict(until=True, truncate_gradient=2),
+    "all": dict(until=True, truncate_gradient=2, go_backwards=True, n_steps="symbolic"),
+}
+
+
+def _model(cfg):
+    X, h0, g0 = T.tensor3("X"), T.matrix("h0"), T.matrix("g0")
+    U, W, V, b = T.matrix("U"), T.matrix("W"), T.matrix("V"), T.vector("b")
+    n, stop = T.iscalar("n"), T.dscalar("stop")
+    ins = [X, h0, g0, U, W, V, b, n, stop]
+
+    def rnn(weight, scale):
+        def step(x, h, U, Wh, b, stop):
+            a = T.tanh(scale * T.dot(x, U) + T.dot(h, Wh) + b)
+            return (a, bptt.until(x.sum() > stop)) if cfg.get("until") else a
+
+        hs, _ = bptt.scan(step, sequences=X, outputs_info=h0 if scale == 1.0 else g0,
+                          non_sequences=[U, weight, b, stop],
+                          n_steps=n if cfg.get("n_steps") == "symbolic" else None,
+                          truncate_gradient=cfg.get("truncate_gradient", -1),
+                          go_backwards=cfg.get("go_backwards", False))
+        return hs
+
+    hs, gs = rnn(W, 1.0), rnn(V, 0.5)
+    loss = 0.5 * (hs ** 2).sum() + 0.3 * (gs ** 2).sum()
+    return ins, [loss, hs, gs] + bptt.grad(loss, [U, W, V, b, h0, g0, X])
+
+
+@st.composite
+def _data(draw):
+    t, bsz, nin, nh = (draw(st.integers(2, 5)), draw(st.integers(1, 3)),
+                       draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    bx = draw(st.sampled_from([1, bsz]))      # x's batch may broadcast against h's
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    return [rng.standard_normal((t, bx, nin)), 0.5 * rng.standard_normal((bsz, nh)),
+            0.5 * rng.standard_normal((bsz, nh)), rng.standard_normal((nin, nh)),
+            0.5 * rng.standard_normal((nh, nh)), 0.5 * rng.standard_normal((nh, nh)),
+            rng.standard_normal(nh), np.int32(draw(st.integers(0, t))),
+            np.float64(draw(st.floats(-2.0, 2.0)))]
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_two_rnns_and_their_gradients_are_two_loops(name):
+    ins, outs = _model(CONFIGS[name])
+    before = rewritten(ins, outs, exclude=PASSES)
+    after = rewritten(ins, outs)
+    assert len(scans(before)) >= 4                  # two forward loops, two backward loops
+    assert len(scans(after)) == 2                   # one forward loop, one backward loop
+    assert fired(after)["scan_merge"] >= 2
+    assert _nit_sots(after) < _nit_sots(before)     # the backward cotangents are stored once
+
+
+_FUNCTIONS = {}
+
+
+def _functions(name, mode):
+    if (name, mode) not in _FUNCTIONS:
+        ins, outs = _model(CONFIGS[name])
+        _FUNCTIONS[name, mode] = (compiled(ins, outs, "PY", PASSES), compiled(ins, outs, mode))
+    return _FUNCTIONS[name, mode]
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+@given(data=_data())
+def test_merging_keeps_values_and_gradients_py(name, data):
+    before, after = _functions(name, "PY")
+    assert_close(after(*data), before(*data), name)
+
+
+@given(data=_data())
+def test_merging_keeps_values_and_gradients_numba(data):
+    # One structure with every setting (each NUMBA compile of the two RNNs costs a minute).
+    before, after = _functions("all", "NUMBA")
+    assert_close(after(*data), before(*data), "all")
+
+
+# -- one scan: equal outputs -----------------------------------------------------------------
+def _rnn_grad(go_backwards=False):
+    X, h0 = T.tensor3("X"), T.matrix("h0")
+    U, W, b = T.matrix("U"), T.matrix("W"), T.vector("b")
+    hs, _ = bptt.scan(lambda x, h, U, W, b: T.tanh(T.dot(x, U) + T.dot(h, W) + b),
+                      sequences=X, outputs_info=h0, non_sequences=[U, W, b],
+                      go_backwards=go_backwards)
+    loss = 0.5 * (hs ** 2).sum()
+    return [X, h0, U, W, b], [loss] + bptt.grad(loss, [U, W, b, h0])
+
+
+def test_rnn_backward_cotangent_is_stored_once():
+    ins, outs = _rnn_grad()
+    before = rewritten(ins, outs, exclude=PASSES)
+    after = rewritten(ins, outs)
+    back = [n for n in scans(after) if n.op.info.name.startswith("grad of")]
+    (old,) = [n for n in scans(before) if n.op.info.name.startswith("grad of")]
+    assert old.op.info.n_nit_sot == 3               # read by the U, W and b gradients
+    assert len(back) == 1 and back[0].op.info.n_nit_sot == 1
+    assert fired(after)["scan_merge_outputs"] > 0
+
+
+def test_equal_states_become_one():
+    x, h0, W = T.matrix("x"), T.vector("h0"), T.matrix("W")
+    m0 = T.matrix("m0")
+
+    def step(x_t, a2, a1, b2, b1, h, k, W):
+        s = T.tanh(T.dot(x_t, W))
+        return a1 * 0.5 + a2 * s, b1 * 0.5 + b2 * s, h * s + 1.0, k * s + 1.0
+
+    (a, b_, h, k), _ = bptt.scan(
+        step, sequences=x, non_sequences=W,
+        outputs_info=[dict(initial=m0, taps=[-2, -1]), dict(initial=m0, taps=[-2, -1]), h0, h0])
+    ins, outs = [x, h0, W, m0], [a, b_, h, k]
+    before = rewritten(ins, outs, exclude=PASSES)
+    (node,) = scans(rewritten(ins, outs))
+    (old,) = scans(before)
+    assert (old.op.info.n_mit_sot, old.op.info.n_sit_sot) == (2, 2)
+    assert (node.op.info.n_mit_sot, node.op.info.n_sit_sot) == (1, 1)
+    rng = np.random.default_rng(0)
+    data = [rng.standard_normal((4, 3)), rng.standard_normal(3), rng.standard_normal((3, 3)),
+            rng.standard_normal((2, 3))]
+    assert_close(compiled(ins, outs, "PY")(*data), compiled(ins, outs, "PY", PASSES)(*data),
+                 "states")
+
+
+def test_states_that_differ_stay_apart():
+    x, h0 = T.vector("x"), T.dscalar("h0")
+    (h, k), _ = bptt.scan(lambda x_t, h, k: (h + x_t, k * x_t), sequences=x,
+                          outputs_info=[h0, h0])
+    (node,) = scans(rewritten([x, h0], [h, k]))
+    assert node.op.info.n_sit_sot == 2
+
+
+# -- scans that must not merge ---------------------------------------------------------------
+def test_scans_that_read_each_other_or_differ_stay_apart():
+    x, h0, stop = T.vector("x"), T.dscalar("h0"), T.dscalar("stop")
+    hs, _ = bptt.scan(lambda x_t, h: h + x_t, sequences=x, outputs_info=h0)
+    ks, _ = bptt.scan(lambda h_t, k: k * h_t, sequences=hs, outputs_info=h0)  # reads hs
+    assert _n_scans([x, h0], [ks]) == 2
+    short, _ = bptt.scan(lambda x_t, k: k * x_t, sequences=x[1:], outputs_info=h0)
+    assert _n_scans([x, h0], [hs, short]) == 2      # another n_steps
+    u1, _ = bptt.scan(lambda x_t, h, s: (h + x_t, bptt.until(h > s)), sequences=x,
+                      outputs_info=h0, non_sequences=stop)
+    u2, _ = bptt.scan(lambda x_t, h, s: (h * x_t, bptt.until(h < s)), sequences=x,
+                      outputs_info=h0, non_sequences=stop)
+    assert _n_scans([x, h0, stop], [u1, u2]) == 2   # other conditions
+    assert _n_scans([x, h0, stop], [u1, hs]) == 2   # until against a plain loop
+    p1, _ = bptt.scan(lambda x_t, h: h + x_t, sequences=x, outputs_info=h0, profile="a")
+    p2, _ = bptt.scan(lambda x_t, h: h * x_t, sequences=x, outputs_info=h0, profile="b")
+    assert _n_scans([x, h0], [p1, p2]) == 2         # separate profiles
+    t1, _ = bptt.scan(lambda x_t, h: h * x_t, sequences=x, outputs_info=h0)
+    assert _n_scans([x, h0], [hs, t1]) == 1         # ... and one that does merge
+
+
+def test_merged_loops_with_shared_work_compute_it_once(mode):
+    x, h0 = T.vector("x"), T.dscalar("h0")
+    hs, _ = bptt.scan(lambda x_t, h: h + T.exp(x_t), sequences=x, outputs_info=h0)
+    ks, _ = bptt.scan(lambda x_t, k: k * T.exp(x_t), sequences=x, outputs_info=h0)
+    (node,) = scans(rewritten([x, h0], [hs, ks]))
+    inner = toposort(node.op.inner_outputs, blockers=node.op.inner_inputs)
+    assert sum("exp" in str(n.op) for n in inner) == 1
+    assert node.op.info.n_seqs == 1
+    xv = np.linspace(-1.0, 1.0, 5)
+    assert_close(compiled([x, h0], [hs, ks], mode)(xv, 0.5),
+                 compiled([x, h0], [hs, ks], "PY", PASSES)(xv, 0.5), "shared work")
