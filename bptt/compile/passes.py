@@ -16,6 +16,7 @@ from ..scan.rewriting.basic import (scan_inline_constants_pass, scan_merge_input
 from ..scan.rewriting.inner import ScanInnerRewrite
 from ..scan.rewriting.pushout import (scan_pushout_accumulators_pass, scan_pushout_non_seqs_pass,
                                       scan_pushout_seqs_pass)
+from ..scan.rewriting.pushout import scan_pushout_last_step_pass
 from ..scan.rewriting.merge import scan_merge, scan_merge_outputs_pass
 from ..scan.rewriting.savemem import scan_save_mem
 from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
@@ -83,6 +84,8 @@ pm.add_pass(scan_merge_inputs_pass, "a value passed twice to a scan is passed on
 pm.add_pass(scan_remove_unused_pass, "scans compute only the outputs someone reads")
 pm.add_pass(ScanInnerRewrite(lambda fg: _run_without_gemm(fg)),
             "step graphs get every rewrite the outer graph gets (recursively)")
+pm.add_pass(scan_pushout_last_step_pass, "an output read only at [-1] is computed once after the "
+                                          "loop (before seq push-out would stack all T rows)")
 pm.add_pass(scan_pushout_non_seqs_pass, "loop-invariant step work runs once, before the loop")
 pm.add_pass(scan_pushout_seqs_pass, "per-step products of sequence rows become one product "
                                     "over all steps")

@@ -31,7 +31,8 @@ from bptt.compile.passes import pm
 
 #: The rewrites under test; the "before" graphs also skip other step-graph rewriting.
 OURS = ("scan_inline_constants", "scan_merge_inputs", "scan_remove_unused", "scan_inner",
-        "scan_pushout_non_seqs", "scan_pushout_seqs", "scan_pushout_accumulators")
+        "scan_pushout_non_seqs", "scan_pushout_seqs", "scan_pushout_accumulators",
+        "scan_pushout_last_step")
 SCAN_PASSES = OURS + tuple(n for n in pm.names() if n.startswith("scan_inner") and n not in OURS)
 BASE = ("merge", "constant_folding", "canonicalize", "remove_dead_code")
 

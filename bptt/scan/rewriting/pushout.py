@@ -1,6 +1,7 @@
-"""Push work out of Scan loops: loop invariants, per-step products, summed accumulators.
+"""Push work out of Scan loops: loop invariants, per-step products, summed accumulators,
+outputs read only at their last step.
 
-Three node rewriters on `Scan`, each building the new node with `ScanArgs`:
+Four node rewriters on `Scan`, each building the new node with `ScanArgs`:
 
 `scan_pushout_non_seqs` (loop-invariant code motion)
     A step node whose inputs are non-sequences, constants or other such nodes
@@ -40,6 +41,25 @@ Three node rewriters on `Scan`, each building the new node with `ScanArgs`:
     the E executed steps. Sequences are sliced to the loop's ``n_steps``, so
     a truncated backward scan (fewer steps than the sequence) sums the steps
     it ran. Loops with ``until`` are left alone.
+
+`scan_pushout_last_step` (outputs read only at their last step)
+    A nit_sot whose outer readers are ``y[-1]`` (and row-shape queries
+    ``y.shape[d]``, d >= 1, as the gradient's zeros make) is removed from the
+    loop and computed once after it from the last step's values: the step's
+    graph of ``y_t`` is cloned outside with each state the step *writes*
+    read as the last row of its outer buffer (``hs[-1]``), each state tap k
+    it *reads* as row ``k - 1`` of its buffer, each sequence row as row
+    ``E - 1`` of its outer sequence and each non-sequence as itself, where
+    E is the number of executed steps (``n_steps``, or the step count
+    output of an ``until`` loop). Sequences are already directed outside
+    the op (go_backwards, negative n_steps), so row E - 1 is the row the
+    last step read. With no step (E = 0) ``y`` had no rows and ``y[-1]``
+    raised IndexError; the pushed-out value raises ValueError (a `Check` on
+    E >= 1, before any row is read). Left alone: outputs that read a
+    mit_mot or shared state (their buffers hold values written after the
+    last step's read), ring buffers, stateful or `Check` nodes (a per-step
+    check would then run once), and nit_sots whose length input is not
+    ``n_steps`` or a constant >= 1.
 """
 from __future__ import annotations
 
@@ -47,10 +67,11 @@ from ...graph.basic import Constant
 from ...graph.replace import clone_replace
 from ...graph.rewriting import InToOut, can_replace, node_rewriter
 from ...graph.traversal import toposort
+from ...tensor.assertion import Check, check
 from ...tensor.elemwise import Elemwise
-from ...tensor.math import Dot, Sum, dot
+from ...tensor.math import Dot, Sum, dot, ge, minimum
 from ...tensor.rewriting.constant_folding import is_stateful
-from ...tensor.shape import DimShuffle, SumTo, dimshuffle, reshape, shape_i
+from ...tensor.shape import DimShuffle, Shape_i, SumTo, dimshuffle, reshape, shape_i
 from ...tensor.subtensor import Subtensor, getitem
 from ..args import ScanArgs
 from ..op import Scan
@@ -319,6 +340,154 @@ def scan_pushout_accumulators(fgraph, node):
     return repl
 
 
+# -- outputs read only at their last step -------------------------------------------------------
+def _last_step_cuts(args):
+    """inner variable -> (kind, where) for the values the last step reads or writes.
+
+    kind "seq"/"non_seq": index into the outer sequences / non-sequences;
+    "row": (category, index, negative row of the outer buffer). Unsupported
+    inputs (mit_mot, shared, ring states) map to None.
+    """
+    cuts = {}
+    for i, v in enumerate(args.inner_in_seqs):
+        cuts[v] = ("seq", i)
+    for i, v in enumerate(args.inner_in_non_seqs):
+        cuts[v] = ("non_seq", i)
+    for v in [w for g in args.inner_in_mit_mot for w in g] + list(args.inner_in_shared):
+        cuts[v] = None
+    for j, (taps, ins) in enumerate(zip(args.mit_sot_in_slices, args.inner_in_mit_sot)):
+        ring = args.mit_sot_rows[j] is not None
+        for k, v in zip(taps, ins):
+            cuts[v] = None if ring else ("row", "mit_sot", j, k - 1)
+    for j, v in enumerate(args.inner_in_sit_sot):
+        cuts[v] = None if args.sit_sot_rows[j] is not None else ("row", "sit_sot", j, -2)
+    # what the step writes: checked first, so a state's new value is read, not recomputed
+    for cat in ("mit_sot", "sit_sot"):
+        for j, v in enumerate(getattr(args, f"inner_out_{cat}")):
+            if getattr(args, f"{cat}_rows")[j] is None:
+                cuts.setdefault(("out", v), ("row", cat, j, -1))
+    return cuts
+
+
+def _last_step_graph(y, cuts):
+    """The cut variables `y` is computed from (in the step), or None if it cannot leave."""
+    used, seen, stack = {}, set(), [y]
+    while stack:
+        v = stack.pop()
+        if v in seen or isinstance(v, Constant):
+            continue
+        seen.add(v)
+        cut = cuts.get(("out", v)) or cuts.get(v, False)
+        if cut is None:
+            return None
+        if cut is not False:
+            used[v] = cut
+            continue
+        n = v.owner
+        if n is None or is_stateful(n) or isinstance(n.op, Check):
+            return None
+        stack.extend(n.inputs)
+    return used
+
+
+def _pushable_nit_sots(fgraph, node, args, cuts):
+    """[(nit_sot index, readers of y[-1], cut variables of y_t)] for the nit_sots that leave."""
+    out = []
+    for k, (y, outer, length) in enumerate(zip(args.inner_out_nit_sot, args.outer_out_nit_sot,
+                                               args.outer_in_nit_sot)):
+        if not (length is args.n_steps or (isinstance(length, Constant) and length.data >= 1)):
+            continue
+        last = _last_step_readers(fgraph, outer)
+        if last is None:
+            continue
+        used = _last_step_graph(y, cuts)
+        if used is not None:
+            out.append((k, last, used))
+    return out
+
+
+def _last_step_readers(fgraph, var):
+    """[(reader output, axis)] of `var`: ``var[-1]`` (axis None) and ``var.shape[d]`` (d - 1).
+
+    None unless `var[-1]` is among them and nothing else reads `var`. A
+    row-shape reader (d >= 1) is answered by the pushed-out value's shape:
+    every node of a graph runs, so where no step ran (no row to take a shape
+    from) ``var[-1]`` raises anyway. The length (d = 0) is the number of rows
+    the nit_sot kept.
+    """
+    out = []
+    for client, _ in fgraph.clients.get(var, ()):
+        if client != "output" and isinstance(client.op, Subtensor) and \
+                client.op.idx_list == (-1,):
+            out.append((client.outputs[0], None))
+        elif client != "output" and isinstance(client.op, Shape_i):
+            out.append((client.outputs[0], client.op.i - 1))
+        else:
+            return None
+    return out if any(axis is None for _, axis in out) else None
+
+
+def _has_outputs(args):
+    return bool(args.outer_in_mit_mot or args.outer_in_mit_sot or args.outer_in_sit_sot
+                or args.outer_in_nit_sot or args.outer_in_shared or args.cond is not None)
+
+
+@node_rewriter([Scan])
+def scan_pushout_last_step(fgraph, node):
+    """Compute nit_sots read only at ``[-1]`` once, after the loop, from the last step's values."""
+    args = ScanArgs.from_node(node)
+    cuts = _last_step_cuts(args)
+    pushed = _pushable_nit_sots(fgraph, node, args, cuts)
+    if not pushed:
+        return None
+    ys = {k: (args.inner_out_nit_sot[k], args.labels.get(args.inner_out_nit_sot[k], "an output"),
+              args.outer_in_nit_sot[k]) for k, _, _ in pushed}
+    old_outs = {("mit_sot", j): v for j, v in enumerate(args.outer_out_mit_sot)}
+    old_outs.update({("sit_sot", j): v for j, v in enumerate(args.outer_out_sit_sot)})
+    old_n_steps = args.outer_out_n_steps
+    for k in sorted(ys, reverse=True):
+        args.remove("nit_sot", k)
+    repl, new_of = {}, {}
+    if _has_outputs(args):
+        repl, _ = rebuild(node, args)
+        new_of = repl
+    executed = new_of[old_n_steps] if old_n_steps is not None else args.n_steps
+    for k, last, used in pushed:
+        y, label, _ = ys[k]
+        value = _last_step_value(y, used, args, old_outs, new_of, executed,
+                                 f"{args.name or 'scan'}: {label}")
+        length = ys[k][2]
+        for v, axis in last:
+            w = value if axis is None else shape_i(value, axis) if axis >= 0 else \
+                executed if length is args.n_steps else minimum(length, executed)
+            if not can_replace(v, w):
+                return None
+            repl[v] = w
+    return repl
+
+
+def _last_step_value(y, used, args, old_outs, new_of, executed, what):
+    """The outer expression of `y` at the last executed step (see the module docstring)."""
+    msg = (what.replace("{", "{{").replace("}", "}}")
+           + " is read at its last step ([-1]), but the loop ran {} steps")
+    ok = ge(executed, 1)
+    e = check(executed, ok, msg, executed)
+    mapping = {}
+    for v, cut in used.items():
+        if cut[0] == "seq":
+            mapping[v] = getitem(args.outer_in_seqs[cut[1]], e - 1)
+        elif cut[0] == "non_seq":
+            mapping[v] = args.outer_in_non_seqs[cut[1]]
+        else:
+            _, cat, j, row = cut
+            mapping[v] = getitem(new_of[old_outs[(cat, j)]], row)
+    value = clone_replace(y, mapping) if y not in mapping else mapping[y]
+    if not any(cut[0] == "seq" for cut in used.values()):
+        value = check(value, ok, msg, executed)
+    return value
+
+
+scan_pushout_last_step_pass = InToOut([scan_pushout_last_step], name="scan_pushout_last_step")
 scan_pushout_non_seqs_pass = InToOut([scan_pushout_non_seqs], name="scan_pushout_non_seqs")
 scan_pushout_seqs_pass = InToOut([scan_pushout_seqs], name="scan_pushout_seqs")
 scan_pushout_accumulators_pass = InToOut([scan_pushout_accumulators],
