@@ -18,7 +18,8 @@ are stacked on views. Each rewrite here removes one such pattern:
   other operands already give the output's shape (``mul(BroadcastTo(0.5, shape(x)),
   g)`` -> ``mul(0.5, g)``);
 * ``inc(zeros[i], a) + inc(zeros[j], b)`` -> ``inc(inc(zeros[i], a)[j], b)`` (one
-  buffer for the gradient of several slices of one value).
+  buffer for the gradient of several slices of one value; when the slices cover
+  the buffer, `subtensor.incs_into_zeros_to_join` makes the chain a Join).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from ..basic import Alloc
 from ..elemwise import Elemwise
 from ..scalar_ops import Add, Cast, Identity, Mul, Neg, Pow, Switch
 from ..shape import BroadcastTo, DimShuffle
-from .sizes import shape_keys
+from .sizes import broadcast_keys, shape_keys, size_facts
 
 
 def filled_with(v):
@@ -67,16 +68,8 @@ def _elemwise_of(node, scalar_cls):
 
 
 def _broadcast_keys(fgraph, inputs, ndim):
-    """Keys of the broadcast shape of `inputs` (None where they disagree)."""
-    out = []
-    for d in range(ndim):
-        keys = set()
-        for x in inputs:
-            k = d - (ndim - x.ndim)
-            if k >= 0 and x.type.shape[k] != 1:
-                keys.add(shape_keys(fgraph, x)[k])
-        out.append(("const", 1) if not keys else (keys.pop() if len(keys) == 1 else None))
-    return out
+    """Keys of the broadcast shape of `inputs`."""
+    return broadcast_keys(size_facts(fgraph), [shape_keys(fgraph, x) for x in inputs], ndim)
 
 
 def _drop_neutral(fgraph, node, neutral):
@@ -267,7 +260,11 @@ def add_of_incs_into_zeros(fgraph, node):
 
 
 def canonical_rewriters():
-    """The algebraic rewrites, in the order they are tried on a node."""
+    """The algebraic rewrites, in the order they are tried on a node (with the
+    indexing ones of `subtensor`: the scan gradient's step simplification runs
+    this list, not the pass list)."""
+    from .subtensor import subtensor_rewriters
+
     return [mul_by_one, add_zero, neg_neg, useless_cast, dimshuffle_of_dimshuffle,
             useless_dimshuffle, pow_small_int, switch_constant_condition,
-            elemwise_of_broadcast, add_of_incs_into_zeros]
+            elemwise_of_broadcast, add_of_incs_into_zeros] + subtensor_rewriters()

@@ -6,7 +6,22 @@ or of a shape argument (and, as a fallback, the op's `infer_shape`):
 
 * ``("const", n)``      a known size;
 * ``("dim", w, j)``     the size of dimension `j` of variable `w` (nothing more known);
-* ``("value", s)``      the value of the int scalar variable `s`.
+* ``("value", s)``      the value of the int scalar variable `s`;
+* ``("bcast", ks)``     the broadcast of the sizes named by the keys in the
+                        frozenset `ks` (an elementwise output's size where its
+                        inputs' sizes are not provably equal).
+
+A broadcast key is kept in a normal form: its members are roots, nested
+broadcasts are flattened, 1s dropped, one member is that member, and a known
+size other than 1 is that size (any other member is 1 or the run fails).
+After two classes merge, broadcast keys whose normal forms become equal are
+merged too (congruence: ``h == c`` makes ``bcast(x, h)`` and ``bcast(x, c)``
+one size), and a broadcast known to equal one size ``r`` covers its parts:
+``bcast(S) == r`` makes every size in S 1 or r, so ``bcast(T) == r`` for any T
+within ``S | {r}`` that holds r. With the state facts of a scan step (an output row has its tap's
+shape) this proves e.g. that the LSTM's gates, computed from ``x @ Wx + h @ Wh``,
+have the state's batch size: ``bcast(x, h, c) == c`` and ``== h`` give ``h == c``,
+so ``bcast(x, h) == bcast(x, h, c) == h``.
 
 Two equal keys prove two sizes equal at run time (for any run that does not
 fail a shape check). Ops that fail unless two sizes agree (the inner
@@ -52,8 +67,17 @@ class _SizeFacts:
         self.keys = {}
         self.parent = {}
         self.inferred = {}
+        self.bcasts = set()     # every broadcast or slice key seen (for congruence)
+        self.stale = False      # a union happened since broadcast keys were last closed
+        self.covers = []        # see `_covers`
 
     def find(self, key):
+        self._close()
+        if key[0] in _COMPOUND:
+            key = self._normal(key)
+        return self._root(key)
+
+    def _root(self, key):
         root = key
         while self.parent.get(root, root) != root:
             root = self.parent[root]
@@ -65,9 +89,85 @@ class _SizeFacts:
         a, b = self.find(a), self.find(b)
         if a == b or (a[0] == "const" and b[0] == "const"):
             return   # two different constants: the run fails anyway; learn nothing
-        if a[0] == "const":
-            a, b = b, a
+        if _RANK[a[0]] < _RANK[b[0]]:
+            a, b = b, a      # the root prefers a constant, then a named size
         self.parent[a] = b
+        self.stale = True
+
+    def broadcast(self, keys):
+        """The key of the broadcast of the sizes named by `keys` (normal form)."""
+        return self.find(("bcast", frozenset(keys)))
+
+    def _members(self, key):
+        """(roots of the sizes `key` broadcasts, nested broadcasts flattened and 1s
+        dropped; the known sizes other than 1 among them)."""
+        members, known = set(), []
+        todo = list(key[1])
+        while todo:
+            root = self._root(todo.pop())
+            if root[0] == "bcast":
+                todo.extend(root[1])
+            elif root[0] == "const":
+                if root[1] != 1:
+                    known.append(root[1])
+            else:
+                members.add(root)
+        return members, known
+
+    def _normal(self, key):
+        """The normal form of a broadcast or slice key under the current classes."""
+        if key[0] == "slice":
+            key = ("slice",) + tuple(k if k == ("none",) else self._canon(k) for k in key[1:])
+            self.bcasts.add(key)
+            return key
+        members, known = self._members(key)
+        if known:
+            return ("const", min(known))
+        if not members:
+            return ("const", 1)
+        if len(members) == 1:
+            return members.pop()
+        for cover, r in self.covers:
+            if r in members and members <= cover:
+                return r
+        key = ("bcast", frozenset(members))
+        self.bcasts.add(key)
+        return key
+
+    def _canon(self, key):
+        return self._root(self._normal(key) if key[0] in _COMPOUND else key)
+
+    def _covers(self):
+        """``(S | {r}, r)`` for every broadcast ``bcast(S)`` known to be the size ``r``.
+
+        Each size in S is then 1 or r (or the run fails), so the broadcast of any
+        part of ``S | {r}`` that contains r is r.
+        """
+        covers = []
+        for key in self.bcasts:
+            r = self._root(key)
+            if key[0] == "bcast" and r[0] in ("dim", "value"):
+                members, known = self._members(key)
+                if not known:
+                    covers.append((frozenset(members | {r}), r))
+        return covers
+
+    def _close(self):
+        """Merge each broadcast key with its current normal form, until nothing changes."""
+        while self.stale:
+            self.stale = False
+            self.covers = self._covers()
+            for key in list(self.bcasts):
+                a, b = self._root(key), self._root(self._normal(key))
+                if a != b:
+                    if _RANK[a[0]] < _RANK[b[0]]:
+                        a, b = b, a
+                    self.parent[a] = b
+                    self.stale = True
+
+
+_RANK = {"const": 0, "dim": 1, "value": 1, "bcast": 2, "slice": 2}
+_COMPOUND = ("bcast", "slice")
 
 
 def size_facts(fgraph):
@@ -197,7 +297,8 @@ def _derived_keys(v, facts):
         return [k for d, k in enumerate(keys[ins[0]]) if d not in op.axis]
     if isinstance(op, Reshape):
         out = [entry_key(ins[1], i, facts) for i in range(v.ndim)]
-        return [k if k is not None and k[0] in ("const", "dim") and k != ("const", -1)
+        return [k if k is not None and k[0] in ("const", "dim", "bcast", "slice")
+                and k != ("const", -1)
                 else None for k in out]
     if isinstance(op, Join):
         for x in ins[1:]:
@@ -206,7 +307,7 @@ def _derived_keys(v, facts):
                     facts.union(a, b)
         return [None if d == op.axis else k for d, k in enumerate(keys[ins[0]])]
     if _is_basic_subtensor(op):
-        return _subtensor_keys(op, keys[ins[0]])
+        return subtensor_keys(facts, op.idx_list, keys[ins[0]], ins[1:])
     return _inferred_keys(v, facts)
 
 
@@ -215,18 +316,39 @@ def _is_basic_subtensor(op):
     return cls is not None and isinstance(op, cls)
 
 
-def _subtensor_keys(op, x_keys):
-    """Basic indexing: an integer drops a dimension, a whole slice (``:`` or ``::-1``)
-    keeps its size, other slices give an unknown size."""
+def subtensor_keys(facts, idx_list, x_keys, index):
+    """Keys of the region ``x[idx]`` for basic indexing: an integer drops a dimension,
+    a whole slice (``:`` or ``::-1``) keeps its size, and any other slice has the
+    size of a slice key: the length of ``range(*slice(start, stop, step).indices(n))``
+    is a function of those four sizes, so equal keys name equal lengths."""
+    scalars = iter(index)
     out = []
     for d, key in enumerate(x_keys):
-        entry = op.idx_list[d] if d < len(op.idx_list) else (None, None, None)
+        entry = idx_list[d] if d < len(idx_list) else (None, None, None)
         if not isinstance(entry, tuple):        # an int or a scalar input: dropped
+            if entry == "?":
+                next(scalars, None)
             continue
+        parts = [_part_key(p, scalars, facts) for p in entry]
         start, stop, step = entry
-        whole = start is None and stop is None and step in (None, 1, -1)
-        out.append(key if whole else None)
+        if start is None and stop is None and step in (None, 1, -1):
+            out.append(key)
+        elif None in parts:
+            out.append(None)
+        else:
+            out.append(facts.find(("slice", key, *parts)))
     return out
+
+
+def _part_key(p, scalars, facts):
+    if p is None:
+        return ("none",)
+    if p == "?":
+        s = next(scalars, None)
+        return None if s is None else value_key(s, facts)
+    if isinstance(p, (int, np.integer)):
+        return ("const", int(p))
+    return None
 
 
 def _inferred_keys(v, facts):
@@ -268,15 +390,16 @@ def _run_infer_shape(node, facts):
 
 
 def _elemwise_keys(v, ins, facts):
-    """Broadcasting: a dimension's size is that of every input not statically 1 there."""
+    """Broadcasting: a dimension's size is the broadcast of the inputs' sizes there."""
+    return broadcast_keys(facts, [facts.keys[x] for x in ins], v.ndim)
+
+
+def broadcast_keys(facts, shapes, ndim):
+    """Keys of the broadcast of shapes given as key tuples (right-aligned, NumPy rules)."""
     out = []
-    for d in range(v.ndim):
-        roots = set()
-        for x in ins:
-            k = d - (v.ndim - x.ndim)
-            if k >= 0 and x.type.shape[k] != 1:
-                roots.add(facts.find(facts.keys[x][k]))
-        out.append(("const", 1) if not roots else (roots.pop() if len(roots) == 1 else None))
+    for d in range(ndim):
+        members = [keys[k] for keys in shapes for k in [d - (ndim - len(keys))] if k >= 0]
+        out.append(facts.broadcast(members))
     return out
 
 
@@ -284,6 +407,8 @@ def key_variable(fgraph, key):
     """An int64 scalar holding the size a key names, built only from variables
     still in `fgraph` (a cached key may name one a rewrite has removed); or None."""
     kind, var = key[0], key[1]
+    if kind in _COMPOUND:
+        return None
     if kind == "const":
         if var < 0:
             return None
