@@ -137,7 +137,7 @@ def test_rnn_backward_cotangent_is_stored_once():
     assert fired(after)["scan_merge_outputs"] > 0
 
 
-def test_equal_states_become_one():
+def _twin_states():
     x, h0, W = T.matrix("x"), T.vector("h0"), T.matrix("W")
     m0 = T.matrix("m0")
 
@@ -148,17 +148,33 @@ def test_equal_states_become_one():
     (a, b_, h, k), _ = bptt.scan(
         step, sequences=x, non_sequences=W,
         outputs_info=[dict(initial=m0, taps=[-2, -1]), dict(initial=m0, taps=[-2, -1]), h0, h0])
-    ins, outs = [x, h0, W, m0], [a, b_, h, k]
-    before = rewritten(ins, outs, exclude=PASSES)
-    (node,) = scans(rewritten(ins, outs))
-    (old,) = scans(before)
+    loss = (a ** 2).sum() + 0.5 * b_.sum() + (h * k).sum()
+    ins = [x, h0, W, m0]
+    return ins, [a, b_, h, k] + bptt.grad(loss, ins)
+
+
+def test_equal_states_become_one():
+    ins, outs = _twin_states()
+    fwd = [n for n in scans(rewritten(ins, outs)) if not n.op.info.name.startswith("grad of")]
+    (old,) = [n for n in scans(rewritten(ins, outs, exclude=PASSES))
+              if not n.op.info.name.startswith("grad of")]
     assert (old.op.info.n_mit_sot, old.op.info.n_sit_sot) == (2, 2)
-    assert (node.op.info.n_mit_sot, node.op.info.n_sit_sot) == (1, 1)
-    rng = np.random.default_rng(0)
-    data = [rng.standard_normal((4, 3)), rng.standard_normal(3), rng.standard_normal((3, 3)),
-            rng.standard_normal((2, 3))]
-    assert_close(compiled(ins, outs, "PY")(*data), compiled(ins, outs, "PY", PASSES)(*data),
-                 "states")
+    assert [(n.op.info.n_mit_sot, n.op.info.n_sit_sot) for n in fwd] == [(1, 1)]
+
+
+_TWINS = {}
+
+
+@given(t=st.integers(0, 4), n=st.integers(1, 3), seed=st.integers(0, 2 ** 16))
+def test_equal_states_keep_values_and_gradients(mode, t, n, seed):
+    if mode not in _TWINS:
+        ins, outs = _twin_states()
+        _TWINS[mode] = (compiled(ins, outs, "PY", PASSES), compiled(ins, outs, mode))
+    before, after = _TWINS[mode]
+    rng = np.random.default_rng(seed)
+    data = [rng.standard_normal((t, n)), rng.standard_normal(n),
+            0.5 * rng.standard_normal((n, n)), 0.5 * rng.standard_normal((2, n))]
+    assert_close(after(*data), before(*data), "states")
 
 
 def test_states_that_differ_stay_apart():

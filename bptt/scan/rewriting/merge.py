@@ -36,7 +36,7 @@ from ...graph.basic import Constant
 from ...graph.fg import FunctionGraph
 from ...graph.replace import clone_get_equiv
 from ...graph.rewriting import InToOut, can_replace, graph_pass, node_rewriter, replace_checked
-from ...graph.traversal import ancestors, toposort
+from ...graph.traversal import toposort
 from ...tensor.rewriting.constant_folding import is_stateful
 from ...tensor.rewriting.merge import merge
 from ...tensor.shape import Shape_i, SumTo, shape_i
@@ -102,13 +102,21 @@ def _invariant_outer(args):
         elif is_stateful(n) or isinstance(n.op, Scan):
             r = None
         else:
-            ins = [outer(i) for i in n.inputs]
-            r = None if any(i is None for i in ins) else \
-                n.op.make_node(*ins).outputs[n.outputs.index(v)]
+            r = _rebuilt(n, v, [outer(i) for i in n.inputs])
         memo[v] = r
         return r
 
     return outer
+
+
+def _rebuilt(node, v, inputs):
+    """`v` (an output of `node`) computed by `node`'s op from `inputs`, or None."""
+    if any(i is None for i in inputs):
+        return None
+    try:
+        return node.op.make_node(*inputs).outputs[node.outputs.index(v)]
+    except (TypeError, ValueError):     # an outer type the op does not take
+        return None
 
 
 # -- one scan: equal outputs ------------------------------------------------------------------
@@ -240,10 +248,18 @@ def _merge_key(node, memo):
     return steps, info.as_while, info.truncate_gradient, id(op.profile)
 
 
-def _reads(x, y):
-    """Whether node `x` reads an output of node `y`, directly or through other nodes."""
-    outs = set(y.outputs)
-    return any(v in outs for v in ancestors(x.inputs))
+def _scans_read(order):
+    """node -> the Scan nodes whose outputs it reads, directly or through other nodes."""
+    reads = {}
+    for n in order:
+        r = set()
+        for i in n.inputs:
+            if i.owner is not None:
+                r |= reads.get(i.owner, set())
+                if isinstance(i.owner.op, Scan):
+                    r.add(i.owner)
+        reads[n] = r
+    return reads
 
 
 def _pass_once(a, b):
@@ -295,7 +311,9 @@ def _merge_pair(fgraph, na, nb):
 
 
 def _find_pair(fgraph, refused):
-    nodes = [n for n in toposort(fgraph.outputs, blockers=fgraph.inputs) if isinstance(n.op, Scan)]
+    order = toposort(fgraph.outputs, blockers=fgraph.inputs)
+    nodes = [n for n in order if isinstance(n.op, Scan)]
+    reads = _scans_read(order)
     by_key, memo = {}, {}
     for n in nodes:
         key = _merge_key(n, memo)
@@ -304,7 +322,7 @@ def _find_pair(fgraph, refused):
     for group in by_key.values():
         for i, a in enumerate(group):
             for b in group[i + 1:]:
-                if (a, b) not in refused and not _reads(a, b) and not _reads(b, a):
+                if (a, b) not in refused and a not in reads[b] and b not in reads[a]:
                     return a, b
     return None
 
