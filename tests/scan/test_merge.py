@@ -116,18 +116,29 @@ def test_merging_keeps_values_and_gradients_numba(data):
 
 
 # -- one scan: equal outputs -----------------------------------------------------------------
-def _rnn_grad(go_backwards=False):
-    X, h0 = T.tensor3("X"), T.matrix("h0")
+def _rnn_grad(kind):
+    X, h0, c0 = T.tensor3("X"), T.matrix("h0"), T.matrix("c0")
     U, W, b = T.matrix("U"), T.matrix("W"), T.vector("b")
-    hs, _ = bptt.scan(lambda x, h, U, W, b: T.tanh(T.dot(x, U) + T.dot(h, W) + b),
-                      sequences=X, outputs_info=h0, non_sequences=[U, W, b],
-                      go_backwards=go_backwards)
+    if kind == "rnn":
+        hs, _ = bptt.scan(lambda x, h, U, W, b: T.tanh(T.dot(x, U) + T.dot(h, W) + b),
+                          sequences=X, outputs_info=h0, non_sequences=[U, W, b])
+    else:
+        def step(x, h, c, U, W, b):
+            n = h.shape[1]
+            z = T.dot(x, U) + T.dot(h, W) + b
+            i, f, o = (T.nnet.sigmoid(z[:, k * n:(k + 1) * n]) for k in range(3))
+            c_new = f * c + i * T.tanh(z[:, 3 * n:])
+            return o * T.tanh(c_new), c_new
+
+        (hs, _), _ = bptt.scan(step, sequences=X, outputs_info=[h0, c0],
+                               non_sequences=[U, W, b])
     loss = 0.5 * (hs ** 2).sum()
-    return [X, h0, U, W, b], [loss] + bptt.grad(loss, [U, W, b, h0])
+    return [X, h0, c0, U, W, b], [loss] + bptt.grad(loss, [U, W, b, h0])
 
 
-def test_rnn_backward_cotangent_is_stored_once():
-    ins, outs = _rnn_grad()
+@pytest.mark.parametrize("kind", ["rnn", "lstm"])
+def test_backward_cotangent_is_stored_once(kind):
+    ins, outs = _rnn_grad(kind)
     before = rewritten(ins, outs, exclude=PASSES)
     after = rewritten(ins, outs)
     back = [n for n in scans(after) if n.op.info.name.startswith("grad of")]
@@ -135,6 +146,24 @@ def test_rnn_backward_cotangent_is_stored_once():
     assert old.op.info.n_nit_sot == 3               # read by the U, W and b gradients
     assert len(back) == 1 and back[0].op.info.n_nit_sot == 1
     assert fired(after)["scan_merge_outputs"] > 0
+
+
+_LSTM = []
+
+
+@given(t=st.integers(0, 4), bsz=st.integers(1, 3), nh=st.integers(1, 3),
+       x_batch_1=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_lstm_gradients_keep_values_py(t, bsz, nh, x_batch_1, seed):
+    if not _LSTM:
+        ins, outs = _rnn_grad("lstm")
+        _LSTM.extend([compiled(ins, outs, "PY", PASSES), compiled(ins, outs, "PY")])
+    before, after = _LSTM
+    rng = np.random.default_rng(seed)
+    data = [rng.standard_normal((t, 1 if x_batch_1 else bsz, 2)),
+            rng.standard_normal((bsz, nh)), rng.standard_normal((bsz, nh)),
+            rng.standard_normal((2, 4 * nh)), 0.5 * rng.standard_normal((nh, 4 * nh)),
+            rng.standard_normal(4 * nh)]
+    assert_close(after(*data), before(*data), "lstm")
 
 
 def _twin_states():
