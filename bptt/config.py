@@ -14,6 +14,10 @@
 ``exclude_rewrites``
     Names of rewrite passes (`bptt/compile/passes.py`) that `bptt.function` skips
     (``BPTT_EXCLUDE_REWRITES=name1,name2``); tests compare results with and without a pass.
+``malloc_tuning``
+    Raise glibc's mmap and trim thresholds when the numba backend first compiles,
+    so large arrays freed by one call are reused by the next without page faults
+    (``BPTT_MALLOC_TUNING=0`` to keep glibc's defaults; see link/numba/allocator.py).
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ class _Config:
         self.check_ir = os.environ.get("BPTT_CHECK_IR", "") not in ("", "0")
         self.exclude_rewrites = tuple(
             n for n in os.environ.get("BPTT_EXCLUDE_REWRITES", "").split(",") if n)
+        self.malloc_tuning = os.environ.get("BPTT_MALLOC_TUNING", "1") not in ("", "0")
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float32", "float64"):

@@ -49,8 +49,11 @@ from numba.core.errors import TypingError  # noqa: E402
 from numba.extending import get_cython_function_address, intrinsic, overload  # noqa: E402
 
 from .runtime import OPTIONS, broadcast_into, jit  # noqa: E402
+from .separate import separately  # noqa: E402
 
-__all__ = ["gemm_into", "gemm_fresh", "gemm_overwrite", "dot_mm", "dot_mv", "dot_vm", "dot_vv"]
+__all__ = ["gemm_into", "gemm_fresh", "gemm_overwrite", "dot_mm", "dot_mv", "dot_vm", "dot_vv",
+           "gemm_fresh_call", "gemm_overwrite_call", "dot_mm_call", "dot_mv_call", "dot_vm_call",
+           "dot_vv_call"]
 
 _SYMBOLS = {"float64": "bptt_dgemm", "float32": "bptt_sgemm"}
 for _dt, _sym in _SYMBOLS.items():
@@ -238,6 +241,11 @@ def _cast_like_overload(x, arr):
     return lambda x, arr: dtype(x)
 
 
+# Every entry point below reaches `gemm_into` through this: it compiles once per dtype
+# (for layout 'A'), and its callers do not optimize it again (see separate.py).
+_gemm_into_call = separately(gemm_into, any_layout=True)
+
+
 @jit
 def dot_vv(a, b):
     """``np.dot`` of two float vectors: a scalar of their dtype."""
@@ -253,14 +261,15 @@ def dot_vv(a, b):
 def dot_mm(a, b):
     """``np.dot`` of two float matrices of one dtype, into a fresh C array."""
     out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-    return gemm_into(_cast_like(1, a), a, b, _cast_like(0, a), out)
+    _gemm_into_call(_cast_like(1, a), a, b, _cast_like(0, a), out)
+    return out
 
 
 @jit
 def dot_mv(a, b):
     """``np.dot`` of a float matrix and vector, ``(m, k) @ (k,) -> (m,)``."""
     out = np.empty(a.shape[0], a.dtype)
-    gemm_into(_cast_like(1, a), a, b[:, None], _cast_like(0, a), out[:, None])
+    _gemm_into_call(_cast_like(1, a), a, b[:, None], _cast_like(0, a), out[:, None])
     return out
 
 
@@ -268,7 +277,7 @@ def dot_mv(a, b):
 def dot_vm(a, b):
     """``np.dot`` of a float vector and matrix, ``(k,) @ (k, n) -> (n,)``."""
     out = np.empty(b.shape[1], a.dtype)
-    gemm_into(_cast_like(1, a), a[None, :], b, _cast_like(0, a), out[None, :])
+    _gemm_into_call(_cast_like(1, a), a[None, :], b, _cast_like(0, a), out[None, :])
     return out
 
 
@@ -297,7 +306,8 @@ def _accumulate(alpha, x, y, beta, out):
             for j in range(out.shape[1]):
                 out[i, j] *= beta
         beta = _cast_like(1, out)
-    return gemm_into(alpha, x, y, beta, out)
+    _gemm_into_call(alpha, x, y, beta, out)
+    return out
 
 
 @jit
@@ -309,9 +319,47 @@ def gemm_fresh(z, alpha, x, y, beta):
     if alpha == 0 or not _fits(z, m, n):
         # NumPy's value where BLAS differs (alpha == 0 skips the product: no nan from
         # x or y), or the product itself broadcasts against a larger z.
-        return beta * z + alpha * dot_mm(x, y)
+        return _scaled_sum(beta, z, alpha, dot_mm(x, y))
     out = broadcast_into(np.empty((m, n), x.dtype), z)
     return _accumulate(alpha, x, y, beta, out)
+
+
+def _scaled_sum(beta, z, alpha, p):
+    """``beta * z + alpha * p`` for a 2-d `p` and a `z` that broadcasts with it (inside numba)."""
+    raise NotImplementedError
+
+
+@overload(_scaled_sum, jit_options=OPTIONS)
+def _scaled_sum_overload(beta, z, alpha, p):
+    # Loops, not NumPy array expressions: those cost numba seconds to compile.
+    if not isinstance(z, types.Array):
+        def scalar_z(beta, z, alpha, p):
+            out = np.empty(p.shape, p.dtype)
+            for i in range(p.shape[0]):
+                for j in range(p.shape[1]):
+                    out[i, j] = beta * z + alpha * p[i, j]
+            return out
+        return scalar_z
+
+    if z.ndim == 1:
+        return lambda beta, z, alpha, p: _scaled_sum_2d(beta, z[None, :], alpha, p)
+    return lambda beta, z, alpha, p: _scaled_sum_2d(beta, z, alpha, p)
+
+
+@jit
+def _scaled_sum_2d(beta, z, alpha, p):
+    r, c = z.shape
+    m = r if r != 1 else p.shape[0]
+    n = c if c != 1 else p.shape[1]
+    if (p.shape[0] != m and p.shape[0] != 1) or (p.shape[1] != n and p.shape[1] != 1):
+        raise ValueError("gemm: z of shape {} does not broadcast with the product's {}",
+                         z.shape, p.shape)
+    out = np.empty((m, n), p.dtype)
+    for i in range(m):
+        for j in range(n):
+            out[i, j] = (beta * z[i if r != 1 else 0, j if c != 1 else 0]
+                         + alpha * p[i if p.shape[0] != 1 else 0, j if p.shape[1] != 1 else 0])
+    return out
 
 
 @jit
@@ -322,3 +370,13 @@ def gemm_overwrite(z, alpha, x, y, beta):
     if alpha != 0 and z.shape[0] == x.shape[0] and z.shape[1] == y.shape[1]:
         return _accumulate(alpha, x, y, beta, z)
     return gemm_fresh(z, alpha, x, y, beta)
+
+
+# What generated code calls (see separate.py): compiled once per dtype and rank, for
+# any layout, and not optimized again inside every graph that multiplies matrices.
+gemm_fresh_call = separately(gemm_fresh, any_layout=True)
+gemm_overwrite_call = separately(gemm_overwrite, any_layout=True)
+dot_mm_call = separately(dot_mm, any_layout=True)
+dot_mv_call = separately(dot_mv, any_layout=True)
+dot_vm_call = separately(dot_vm, any_layout=True)
+dot_vv_call = separately(dot_vv, any_layout=True)

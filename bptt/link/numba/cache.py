@@ -33,7 +33,7 @@ _VERSION = "bptt-0.1"
 
 
 @functools.lru_cache(maxsize=None)
-def _runtime_digest():
+def runtime_digest():
     # runtime.py and the modules beside it (scan_runtime, fastmath...): numba inlines
     # their code into the cached machine code, and its cache never notices a change there.
     folder = os.path.dirname(__file__)
@@ -49,7 +49,7 @@ def source_key(source):
     h = hashlib.sha256()
     # numba's own cache key ignores the optimisation level (NUMBA_OPT): ours does not.
     parts = (_VERSION, numba.__version__, np.__version__, str(numba.config.OPT),
-             _runtime_digest(), source)
+             runtime_digest(), source)
     for part in parts:
         h.update(part.encode())
         h.update(b"\0")

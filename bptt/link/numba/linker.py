@@ -42,6 +42,7 @@ import numpy as np
 from ...config import config
 from ...graph.basic import Constant
 from ...graph.traversal import toposort
+from .allocator import tune_malloc
 from .cache import load_module, module_name
 from .registry import Kernel, numba_funcify
 
@@ -109,8 +110,15 @@ class ModuleBuilder:
             name = self._add_local_kernel(kernel)
         else:
             name = self._add_shared_kernel(kernel)
+        if kernel.separate:
+            name = self._separately(name)
         self.kernels[kernel.source] = name
         return name
+
+    def _separately(self, name):
+        call = self.fresh(f"{name}_call")
+        self.chunks.append(f"{call} = separately({name})\n")
+        return call
 
     def _add_local_kernel(self, kernel):
         name = self.fresh(kernel.hint)
@@ -141,7 +149,15 @@ class ModuleBuilder:
         return self.constants[key]
 
     def add_graph(self, inputs, outputs, hint="graph"):
-        """Emit a function computing `outputs` from `inputs`; return its name."""
+        """Emit a function computing `outputs` from `inputs`; return the name to call it by.
+
+        Graph functions call each other `separately` (see separate.py): an
+        inner graph is compiled once, not again inside every caller.
+        """
+        return self._separately(self.graph_function(inputs, outputs, hint))
+
+    def graph_function(self, inputs, outputs, hint="graph"):
+        """Emit the jitted function computing `outputs` from `inputs`; return its name."""
         names = {v: f"i{k}" for k, v in enumerate(inputs)}
         params = [names[v] for v in inputs]
         body, counter = [], 0
@@ -191,7 +207,7 @@ def compile_graph(inputs, outputs):
     import bptt.link.numba.dispatch  # noqa: F401  (registers the lowerings)
 
     builder = ModuleBuilder()
-    name = builder.add_graph(inputs, outputs, "main")
+    name = builder.graph_function(inputs, outputs, "main")
     source = builder.source()
     if config.dump_source:
         print(source)
@@ -305,6 +321,7 @@ class NumbaExecutor:
     """
 
     def __init__(self, fgraph):
+        tune_malloc()
         self.numba_function, self.source, module = compile_graph(fgraph.inputs, fgraph.outputs)
         self.module = module
         self.path = module.__file__

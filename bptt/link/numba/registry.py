@@ -16,11 +16,17 @@ from __future__ import annotations
 
 
 class Kernel:
-    """Source of one helper function; ``{name}`` marks where its name goes."""
+    """Source of one helper function; ``{name}`` marks where its name goes.
 
-    def __init__(self, source, hint="k"):
+    ``separate=True`` has callers call it `separately` (compiled once on its
+    own, not again inside each caller: see separate.py). For kernels doing
+    real work (loops); a small one stays inlinable.
+    """
+
+    def __init__(self, source, hint="k", separate=False):
         self.source = source
         self.hint = hint
+        self.separate = separate
 
 
 class _Registry:

@@ -9,8 +9,10 @@ With a cache directory configured (``bptt.config.cache_dir``), `jit` gives
 each dispatcher a `DiskCache`: numba's own `FunctionCache` (an index file per
 function plus one data file per compiled signature) with three changes:
 
-* everything is stored under ``<cache_dir>/numba/`` whatever the source file,
-  so an installed, read-only package still caches;
+* everything is stored under ``<cache_dir>/numba/<runtime digest>/``
+  whatever the source file, so an installed, read-only package still
+  caches, and a changed runtime module (whose code numba inlines into
+  callers it does not check) never meets code compiled against the old one;
 * a data file is named after a hash of its index key instead of numba's
   sequential ``<n>.nbc`` numbering. With sequential names, two processes that
   compile *different* signatures of one function at the same time can both
@@ -35,6 +37,7 @@ from numba.core.caching import (CompileResultCacheImpl, FunctionCache, IndexData
                                 _CacheLocator, _SourceFileBackedLocatorMixin)
 
 from ...config import config
+from .cache import runtime_digest
 
 __all__ = ["jit", "broadcast_into", "select"]
 
@@ -48,7 +51,10 @@ class _CacheDirLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
         sub = self.get_suitable_cache_subpath(py_file)
-        self._cache_path = os.path.join(config.cache_dir, "numba", sub)
+        # numba checks only the source file of each function; its code also holds
+        # runtime helpers inlined from the modules beside this one, and pickled objects
+        # of them (separate.py), so a change to any of them starts a new cache.
+        self._cache_path = os.path.join(config.cache_dir, "numba", runtime_digest()[:16], sub)
 
     def get_cache_path(self):
         return self._cache_path
@@ -199,3 +205,8 @@ from .elemwise_runtime import *  # noqa: E402,F401,F403
 from .elemwise_runtime import __all__ as _elemwise_all  # noqa: E402
 
 __all__ = __all__ + list(_elemwise_all)
+
+# Calls that do not recompile the callee inside the caller: see separate.py.
+from .separate import separately  # noqa: E402,F401
+
+__all__ = __all__ + ["separately"]

@@ -11,5 +11,5 @@ from ..registry import numba_funcify
 
 @numba_funcify.register(Gemm)
 def _gemm(op, node, ctx):
-    fn = "gemm_overwrite" if op.inplace else "gemm_fresh"
+    fn = "gemm_overwrite_call" if op.inplace else "gemm_fresh_call"
     return fn + "({0}, {1}, {2}, {3}, {4})"

@@ -18,7 +18,8 @@ def _dot(op, node, ctx):
         # or row-sliced views, unlike numba's np.dot.
         ca = "a" if a.dtype == dt else f"a.astype({np_dtype(dt)})"
         cb = "b" if b.dtype == dt else f"b.astype({np_dtype(dt)})"
-        fn = {(2, 2): "dot_mm", (2, 1): "dot_mv", (1, 2): "dot_vm", (1, 1): "dot_vv"}
+        fn = {(2, 2): "dot_mm_call", (2, 1): "dot_mv_call", (1, 2): "dot_vm_call",
+              (1, 1): "dot_vv_call"}
         return Kernel(f"""
 def {{name}}(a, b):
     return {fn[a.ndim, b.ndim]}({ca}, {cb})

@@ -248,4 +248,4 @@ def _scan(op, node, ctx):
     _emit_profile_stop(w, op)
     _emit_zero_step_rows(w, op, ctx)
     _emit_results(w, op)
-    return Kernel("\n".join(w.lines) + "\n", "scan")
+    return Kernel("\n".join(w.lines) + "\n", "scan", separate=True)
