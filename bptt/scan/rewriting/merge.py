@@ -12,6 +12,10 @@
       gradients of U, W (each through a SumTo to the batch of x or h) and b.
       A SumTo is only looked through when `z` is stored anyway: storing `z`
       for two SumTo outputs alone could take more memory than they did.
+      Known edge: with zero executed steps, `Z`'s rows have the shape the
+      step graph infers for `z`; where that shape depends on sequence values
+      (unknown without a step, see docs/scan.md) the outer SumTo may raise
+      where the nit_sot was an empty array of a guessed shape.
     * mit_sot / sit_sot states of the same kind, taps, ring length and initial
       outer value whose step values become one inner variable once every
       other member reads the first member's taps: by induction over the steps
