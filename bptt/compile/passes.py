@@ -21,6 +21,7 @@ from ..scan.rewriting.merge import scan_merge, scan_merge_outputs_pass
 from ..scan.rewriting.savemem import scan_save_mem
 from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
 from ..tensor.rewriting.fusion import fuse_elemwise
+from ..tensor.rewriting.reorder import sequence_memory_pass
 from ..tensor.rewriting import (canonical_rewriters, constant_folding, merge, remove_dead_code,
                                 shape_rewriters)
 
@@ -99,6 +100,8 @@ pm.add_pass(scan_merge_outputs_pass, "outputs of a scan storing the same rows ar
                                      "(the RNN backward cotangent read by dU, dW and db)")
 pm.add_pass(scan_save_mem, "scan outputs read only at their last rows keep only those rows "
                            "(after merge: a ring scan no longer merges with its twin)")
+pm.add_pass(sequence_memory_pass, "no T-long array kept alive by an empty join, added into a "
+            "zeros copy, or copied reversed across the backward loop for a weight gradient")
 pm.add_pass(gemm_pass, "z + dot(x, y) is one BLAS gemm call: no temporary for the product")
 pm.add_pass(fuse_elemwise, "a chain of elementwise ops is one loop without temporaries")
 pm.add_pass(gemm_inplace_pass, "a gemm whose z nothing else reads accumulates into z's buffer")
