@@ -137,3 +137,51 @@ def test_a_cached_caller_finds_its_callee_in_a_fresh_process(tmp_path):
                 os.unlink(os.path.join(root, name))
     again, hits = _run(tmp_path, cache)
     assert hits == 1 and again != first
+
+
+_CHAIN = """
+import numpy as np
+from bptt.link.numba.runtime import jit, separately
+
+@jit
+def inner(x):
+    return x * 3.0
+
+inner_call = separately(inner)
+
+@jit
+def middle(x):
+    return inner_call(x) + 1.0
+
+@jit
+def outer(x):
+    return middle(x) * 2.0
+"""
+
+_STAGE = """
+import sys, numpy as np
+import chainmod
+fn = getattr(chainmod, sys.argv[1])
+print(fn(np.float64(2.0)), sum(fn.stats.cache_hits.values()))
+"""
+
+
+def _stage(tmp_path, cache, name):
+    env = dict(os.environ, BPTT_CACHE_DIR=str(cache),
+               PYTHONPATH=os.pathsep.join([str(tmp_path), REPO]))
+    out = subprocess.run([sys.executable, "-c", _STAGE, name], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, f"stage {name} exited with {out.returncode}: {out.stderr[-2000:]}"
+    value, hits = out.stdout.split()
+    return float(value), int(hits)
+
+
+def test_a_caller_compiled_against_a_cached_function_keeps_its_callees_hooks(tmp_path):
+    # `outer` links `middle`, which calls `inner` separately. When `middle` comes from the
+    # cache as `outer` is compiled, `outer` must still carry the hook that registers
+    # `inner`: loaded in a fresh process it would otherwise call an unresolved symbol.
+    (tmp_path / "chainmod.py").write_text(textwrap.dedent(_CHAIN))
+    cache = tmp_path / "cache"
+    assert _stage(tmp_path, cache, "middle") == (7.0, 0)    # middle (and inner) cached
+    assert _stage(tmp_path, cache, "outer") == (14.0, 0)    # outer compiled, middle loaded
+    assert _stage(tmp_path, cache, "outer") == (14.0, 1)    # outer loaded in a fresh process

@@ -92,6 +92,12 @@ class DiskCache(FunctionCache):
             args, _ = sigutils.normalize_signature(sig)
             if tuple(cres.signature.args) != tuple(args):
                 return None
+            # numba runs a loaded entry's reload hooks but does not give them back to its
+            # library, and a caller compiled later links that library and inherits only
+            # the library's hooks: without this, a caller of a cached function that calls
+            # something `separately` (separate.py) would be cached without the hook that
+            # registers the callee, and crash when loaded in a fresh process.
+            cres.library._reload_init.update(cres.reload_init)
         return cres
 
 
