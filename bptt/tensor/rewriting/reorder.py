@@ -33,6 +33,8 @@ assumes the graph runs without a shape error.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ...graph.basic import Constant
@@ -182,15 +184,30 @@ def _elemwise_length(fgraph, node, axis, depth):
     return lin_length(fgraph, i, i.ndim - out.ndim + axis, depth)
 
 
+# infer_shape of a node, computed once: a Scan's builds shape graphs of its whole step, and
+# the rewrites here ask for the same node's lengths again and again (a test graph spent
+# most of its compile time there). Sizes are values, so they stay true when the node's
+# inputs are later replaced by equal ones.
+_INFERRED = weakref.WeakKeyDictionary()
+_FAILED = object()
+
+
+def _inferred_shapes(node):
+    out = _INFERRED.get(node)
+    if out is None:
+        shapes = [tuple(const_int(s) if s is not None else Shape_i(j)(i)
+                        for j, s in enumerate(i.type.shape))
+                  if isinstance(i.type, TensorType) else None for i in node.inputs]
+        try:
+            out = node.op.infer_shape(None, node, shapes)    # as sizes.py: no graph features
+        except Exception:   # noqa: BLE001  (an op that cannot say: nothing is known)
+            out = _FAILED
+        _INFERRED[node] = out
+    return None if out is _FAILED else out
+
+
 def _inferred_length(fgraph, x, axis, depth):
-    node = x.owner
-    shapes = [tuple(const_int(s) if s is not None else Shape_i(j)(i)
-                    for j, s in enumerate(i.type.shape))
-              if isinstance(i.type, TensorType) else None for i in node.inputs]
-    try:
-        out = node.op.infer_shape(None, node, shapes)    # as sizes.py: no graph features
-    except Exception:   # noqa: BLE001  (an op that cannot say: nothing is known)
-        return None
+    out = _inferred_shapes(x.owner)
     size = out[x.index][axis] if out is not None and out[x.index] is not None else None
     if isinstance(size, (int, np.integer)):
         return (None, int(size))
