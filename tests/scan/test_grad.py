@@ -19,6 +19,8 @@ import bptt.tensor as T
 from bptt.scan import Scan
 from bptt.graph.traversal import ancestors, toposort
 
+from ..helpers import lstm_step
+
 
 def scan_nodes(outputs):
     """The Scan nodes computing `outputs`, forward loops first."""
@@ -132,17 +134,7 @@ def lstm_function(mode):
     v3 = T.tensor3("v")
     b, u = T.dvector("b"), T.dmatrix("u")
 
-    def step(x_t, h, c, wx, wh, b):
-        H = h.shape[1]
-        z = T.dot(x_t, wx) + T.dot(h, wh) + b
-        i = T.nnet.sigmoid(z[:, :H])
-        f = T.nnet.sigmoid(z[:, H:2 * H])
-        o = T.nnet.sigmoid(z[:, 2 * H:3 * H])
-        g = T.tanh(z[:, 3 * H:])
-        c_new = f * c + i * g
-        return o * T.tanh(c_new), c_new
-
-    (hs, cs), _ = bptt.scan(step, sequences=x, outputs_info=[h0, c0],
+    (hs, cs), _ = bptt.scan(lstm_step, sequences=x, outputs_info=[h0, c0],
                             non_sequences=[wx, wh, b], name="lstm")
     cost = (hs * v3).sum() + (cs[-1] * u).sum()
     grads = bptt.grad(cost, [x, h0, c0, wx, wh, b])

@@ -15,12 +15,12 @@ import pytest
 
 import bptt
 import bptt.tensor as T
-from bptt.graph.traversal import toposort
-from bptt.scan import Scan
 from bptt.tensor.basic import Alloc
 from bptt.tensor.elemwise import Elemwise
 from bptt.tensor.scalar_ops import Switch
 from bptt.tensor.shape import BroadcastTo, Shape, Shape_i, SumTo
+
+from ..helpers import backward_step
 
 
 def _rnn(x, h0, U, W, b):
@@ -36,19 +36,13 @@ def _rnn_gradient_function(mode):
     return bptt.function([X, h0, U, W, b], [loss] + bptt.grad(loss, [U, W, b, h0]), mode=mode)
 
 
-def _backward_step(f):
-    node = next(n for n in f.fgraph.toposort()
-                if isinstance(n.op, Scan) and n.op.info.name.startswith("grad of"))
-    return node.op, toposort(node.op.inner_outputs)
-
-
 @pytest.fixture(scope="module")
 def rnn_gradient_py():
     return _rnn_gradient_function("PY")
 
 
 def test_backward_step_allocates_nothing_to_carry_a_shape(rnn_gradient_py):
-    op, nodes = _backward_step(rnn_gradient_py)
+    op, nodes = backward_step(rnn_gradient_py)
     assert not [n for n in nodes if isinstance(n.op, (Alloc, BroadcastTo, Shape))]
     assert not [n for n in nodes
                 if isinstance(n.op, Elemwise) and isinstance(n.op.scalar_op, Switch)]
@@ -57,7 +51,7 @@ def test_backward_step_allocates_nothing_to_carry_a_shape(rnn_gradient_py):
 
 
 def test_backward_step_keeps_only_the_unbroadcasts_of_the_products(rnn_gradient_py):
-    op, nodes = _backward_step(rnn_gradient_py)
+    op, nodes = backward_step(rnn_gradient_py)
     inner_inputs = set(op.inner_inputs)
     sums = [n for n in nodes if isinstance(n.op, SumTo)]
     assert len(sums) <= 2

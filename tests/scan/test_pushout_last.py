@@ -229,16 +229,11 @@ def test_zero_steps_raise_in_both_modes():
     data = [rng.standard_normal((3, 2, 2)), rng.standard_normal((2, 2, 2)),
             rng.standard_normal((2, 2)), rng.standard_normal((2, 2)),
             rng.standard_normal((2, 1)), np.int32(0)]
-    before, after = _functions("symbolic", "PY")
-    with pytest.raises(IndexError):
-        before(*data)
-    with pytest.raises(ValueError, match="read at its last step"):
-        after(*data)
-    before, after = _numba_functions()
-    with pytest.raises(IndexError):
-        before(*data)
-    with pytest.raises(ValueError, match="read at its last step"):
-        after(*data)
+    for before, after in (_functions("symbolic", "PY"), _numba_functions()):
+        with pytest.raises(IndexError):
+            before(*data)
+        with pytest.raises(ValueError, match="read at its last step"):
+            after(*data)
     data[-1] = np.int32(1)
     assert_close(after(*data), before(*data), "one step")
 

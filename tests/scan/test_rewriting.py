@@ -8,7 +8,6 @@ included) of a few fixed graph structures, so NUMBA compiles each once.
 """
 from __future__ import annotations
 
-import contextlib
 import io
 
 import numpy as np
@@ -18,13 +17,13 @@ from hypothesis import strategies as st
 
 import bptt
 import bptt.tensor as T
-from bptt.config import config
 from bptt.graph.fg import FunctionGraph
 from bptt.graph.traversal import toposort
 from bptt.scan import Scan
 from bptt.tensor.math import Dot
 from bptt.tensor.shape import DimShuffle
 
+from ..helpers import excluding
 from .reference import scan_reference
 
 from bptt.compile.passes import pm
@@ -35,16 +34,6 @@ OURS = ("scan_inline_constants", "scan_merge_inputs", "scan_remove_unused", "sca
         "scan_pushout_last_step")
 SCAN_PASSES = OURS + tuple(n for n in pm.names() if n.startswith("scan_inner") and n not in OURS)
 BASE = ("merge", "constant_folding", "canonicalize", "remove_dead_code")
-
-
-@contextlib.contextmanager
-def excluding(names):
-    old = config.exclude_rewrites
-    config.exclude_rewrites = tuple(names)
-    try:
-        yield
-    finally:
-        config.exclude_rewrites = old
 
 
 def compiled(inputs, outputs, mode, exclude=()):

@@ -11,21 +11,18 @@ from hypothesis import strategies as st
 
 import bptt
 import bptt.tensor as T
-from bptt.config import config
 from bptt.scan.info import ScanInfo
 from bptt.scan.op import Scan
 from bptt.scan.rewriting.savemem import NAME
+
+from ..helpers import excluding
 
 TAPS = [(-2,), (-3, -1), (-1, -2), (-2, -3, -1)]  # mit_sots (the sit_sot is h)
 
 
 def compiled(inputs, outputs, mode, with_pass=True):
-    old = config.exclude_rewrites
-    config.exclude_rewrites = old if with_pass else old + (NAME,)
-    try:
+    with excluding(() if with_pass else (NAME,)):
         return bptt.function(inputs, outputs, mode=mode)
-    finally:
-        config.exclude_rewrites = old
 
 
 def scans(f):

@@ -15,26 +15,15 @@ import pytest
 
 import bptt
 import bptt.tensor as T
-from bptt.graph.traversal import toposort
-from bptt.scan import Scan
 from bptt.tensor.basic import Alloc, Join
 from bptt.tensor.shape import SumTo
 from bptt.tensor.subtensor import IncSubtensor
 
-
-def _step(x, h, c, Wx, Wh, b):
-    n = h.shape[1]
-    z = T.dot(x, Wx) + T.dot(h, Wh) + b
-    i = T.nnet.sigmoid(z[:, :n])
-    f = T.nnet.sigmoid(z[:, n:2 * n])
-    o = T.nnet.sigmoid(z[:, 2 * n:3 * n])
-    g = T.tanh(z[:, 3 * n:])
-    c_new = f * c + i * g
-    return o * T.tanh(c_new), c_new
+from ..helpers import backward_step, lstm_step
 
 
 def _lstm(X, h0, c0, Wx, Wh, b):
-    (H, C), _ = bptt.scan(_step, sequences=X, outputs_info=[h0, c0],
+    (H, C), _ = bptt.scan(lstm_step, sequences=X, outputs_info=[h0, c0],
                           non_sequences=[Wx, Wh, b], name="lstm")
     return H, C
 
@@ -52,19 +41,13 @@ def _gradient_function(mode):
                          mode=mode)
 
 
-def _backward_nodes(f):
-    node = next(n for n in f.fgraph.toposort()
-                if isinstance(n.op, Scan) and n.op.info.name.startswith("grad of"))
-    return node.op, toposort(node.op.inner_outputs)
-
-
 @pytest.fixture(scope="module")
 def lstm_gradient_py():
     return _gradient_function("PY")
 
 
 def test_gate_gradients_are_one_join_without_zeros(lstm_gradient_py):
-    _, nodes = _backward_nodes(lstm_gradient_py)
+    _, nodes = backward_step(lstm_gradient_py)
     assert not [n for n in nodes if isinstance(n.op, (IncSubtensor, Alloc))]
     joins = [n for n in nodes if isinstance(n.op, Join)]
     assert len(joins) == 1 and len(joins[0].inputs) == 4 and joins[0].op.axis == 1
@@ -75,7 +58,7 @@ def test_no_unbroadcast_over_the_batch_remains(lstm_gradient_py):
     (dimension 1): as far as the size facts show, a gate slice or h of width 1 could
     broadcast against c there (only slice arithmetic rules it out), and one over x's
     batch, which is real. None sums over the batch against a product's size."""
-    op, nodes = _backward_nodes(lstm_gradient_py)
+    op, nodes = backward_step(lstm_gradient_py)
     sums = [n for n in nodes if isinstance(n.op, SumTo)]
     assert len(sums) <= 8
     inner_inputs = set(op.inner_inputs)

@@ -12,23 +12,20 @@ from hypothesis import strategies as st
 
 import bptt
 import bptt.tensor as T
-from bptt.config import config
 from bptt.tensor.basic import Alloc, Join
 from bptt.tensor.blas import Gemm
 from bptt.tensor.math import Dot
 from bptt.tensor.shape import Reshape, SumTo
 from bptt.tensor.subtensor import IncSubtensor, Subtensor
 
+from ..helpers import excluding
+
 NAME = "sequence_memory"
 
 
 def compiled(inputs, outputs, mode, with_pass=True):
-    old = config.exclude_rewrites
-    config.exclude_rewrites = old if with_pass else old + (NAME,)
-    try:
+    with excluding(() if with_pass else (NAME,)):
         return bptt.function(inputs, outputs, mode=mode)
-    finally:
-        config.exclude_rewrites = old
 
 
 def nodes(f, cls):
