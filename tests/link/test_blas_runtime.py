@@ -138,6 +138,9 @@ def test_gemm_fresh_broadcasts_z_and_keeps_numpy_values(dtype):
     xn[0, 0] = np.nan
     zero = np.asarray(0, dtype)[()]
     assert_same(blas.gemm_fresh(z[:1], zero, xn, y, one), z[:1] + zero * (xn @ y))
+    # ... and with a scalar z
+    two = np.asarray(2, dtype)[()]
+    assert_same(blas.gemm_fresh(two, zero, xn, y, half), half * two + zero * (xn @ y))
 
 
 def test_gemm_overwrite_writes_into_z_only_when_shapes_match():

@@ -333,14 +333,8 @@ def _scaled_sum(beta, z, alpha, p):
 def _scaled_sum_overload(beta, z, alpha, p):
     # Loops, not NumPy array expressions: those cost numba seconds to compile.
     if not isinstance(z, types.Array):
-        def scalar_z(beta, z, alpha, p):
-            out = np.empty(p.shape, p.dtype)
-            for i in range(p.shape[0]):
-                for j in range(p.shape[1]):
-                    out[i, j] = beta * z + alpha * p[i, j]
-            return out
-        return scalar_z
-
+        return lambda beta, z, alpha, p: _scaled_sum_2d(beta, np.full((1, 1), z, p.dtype),
+                                                        alpha, p)
     if z.ndim == 1:
         return lambda beta, z, alpha, p: _scaled_sum_2d(beta, z[None, :], alpha, p)
     return lambda beta, z, alpha, p: _scaled_sum_2d(beta, z, alpha, p)

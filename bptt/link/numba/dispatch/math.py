@@ -77,6 +77,9 @@ def _reduce_loop_source(op, node):
     nd, axes, odt = x.ndim, op.axis, out.dtype
     kept = [i for i in range(nd) if i not in axes]
     kind = type(op) if type(op) in _UPDATE else next(c for c in _UPDATE if isinstance(op, c))
+    # float16/32 sums add into float64: one pass adds element by element, and a float32
+    # accumulator lost ~1e-4 relative on a T x B x H loss (NumPy sums pairwise).
+    wide = kind is Sum and odt in ("float16", "float32")
     lines = ["def {name}(x):"]
     if kind in (Max, Min):
         # NumPy refuses an extremum over zero elements, even when the result is empty.
@@ -87,9 +90,7 @@ def _reduce_loop_source(op, node):
         first = ", ".join("0" if i in axes else ":" for i in range(nd))
         lines.append(f"    acc = x[{first}]" + (".copy()" if kept else ""))
     else:
-        # float32 sums add into float64: one pass adds element by element, and a float32
-        # accumulator lost ~1e-4 relative on a T x B x H loss (NumPy sums pairwise).
-        adt = "float64" if kind is Sum and odt in ("float16", "float32") else odt
+        adt = "float64" if wide else odt
         ident = _IDENTITY[kind] if odt == "bool" else f"np.{adt}({_IDENTITY[kind]})"
         shape = "".join(f"x.shape[{i}], " for i in kept)
         lines.append(f"    acc = np.full(({shape}), {ident}, {np_dtype(adt)})" if kept
@@ -101,7 +102,6 @@ def _reduce_loop_source(op, node):
     acc = "acc[" + ", ".join(f"j{i}" for i in kept) + "]" if kept else "acc"
     elem = "x[" + ", ".join(f"j{i}" for i in range(nd)) + "]"
     lines += [ind + line for line in _UPDATE[kind].format(acc=acc, x=elem).split("\n")]
-    wide = kind is Sum and odt in ("float16", "float32")
     result = (f"acc.astype({np_dtype(odt)})" if kept and wide else "acc" if kept or odt == "bool"
               else f"np.{odt}(acc)")
     lines.append(f"    return {result}")
