@@ -19,7 +19,6 @@ from ..scan.rewriting.pushout import (scan_pushout_accumulators_pass, scan_pusho
 from ..scan.rewriting.pushout import scan_pushout_last_step_pass
 from ..scan.rewriting.merge import scan_merge, scan_merge_outputs_pass
 from ..scan.rewriting.savemem import scan_save_mem
-from ..scan.rewriting.inplace import scan_nit_sot_into_seq_pass
 from ..scan.rewriting.shapes import scan_step_shapes
 from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
 from ..tensor.rewriting.fusion import fuse_elemwise
@@ -65,8 +64,7 @@ def _fingerprint(fgraph):
 
 
 # The gemm and fusion passes hide `add(z, dot)` from the scan push-outs: step graphs get them last.
-_GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm", "fuse_elemwise",
-                "scan_nit_sot_into_seq")
+_GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm", "fuse_elemwise")
 
 
 def _run_without_gemm(fgraph):
@@ -117,16 +115,11 @@ pm.add_pass(scan_save_mem, "scan outputs read only at their last rows keep only 
                            "(after merge: a ring scan no longer merges with its twin)")
 pm.add_pass(sequence_memory_pass, "no T-long array kept alive by an empty join, added into a "
             "zeros copy, or copied reversed across the backward loop for a weight gradient")
-pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding],
-                              name="canonicalize_walk"), merge], name="canonicalize"),
-            "again: the push-outs add weight gradients to views of zeros (zeros + dot is dot)")
 pm.add_pass(gemm_pass, "z + dot(x, y) is one BLAS gemm call: no temporary for the product")
 pm.add_pass(fuse_elemwise, "a chain of elementwise ops is one loop without temporaries")
 pm.add_pass(gemm_inplace_pass, "a gemm whose z nothing else reads accumulates into z's buffer")
 pm.add_pass(ScanInnerRewrite(lambda fg: _run_gemm_passes(fg), name="scan_inner_gemm"),
             "step graphs get the gemm passes only now: the push-outs above match dot + add")
-pm.add_pass(scan_nit_sot_into_seq_pass, "a nit_sot is stored in the rows of a sequence nothing "
-            "reads after its step (the backward cotangent in the loss cotangent's buffer)")
 pm.add_pass(remove_dead_code, "the linker and printer see only the nodes an output needs")
 
 
