@@ -19,6 +19,7 @@ from ..scan.rewriting.pushout import (scan_pushout_accumulators_pass, scan_pusho
 from ..scan.rewriting.pushout import scan_pushout_last_step_pass
 from ..scan.rewriting.merge import scan_merge, scan_merge_outputs_pass
 from ..scan.rewriting.savemem import scan_save_mem
+from ..scan.rewriting.inplace import scan_nit_sot_into_seq_pass
 from ..scan.rewriting.shapes import scan_step_shapes
 from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
 from ..tensor.rewriting.fusion import fuse_elemwise
@@ -64,7 +65,8 @@ def _fingerprint(fgraph):
 
 
 # The gemm and fusion passes hide `add(z, dot)` from the scan push-outs: step graphs get them last.
-_GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm", "fuse_elemwise")
+_GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm", "fuse_elemwise",
+                "scan_nit_sot_into_seq")
 
 
 def _run_without_gemm(fgraph):
@@ -120,6 +122,8 @@ pm.add_pass(fuse_elemwise, "a chain of elementwise ops is one loop without tempo
 pm.add_pass(gemm_inplace_pass, "a gemm whose z nothing else reads accumulates into z's buffer")
 pm.add_pass(ScanInnerRewrite(lambda fg: _run_gemm_passes(fg), name="scan_inner_gemm"),
             "step graphs get the gemm passes only now: the push-outs above match dot + add")
+pm.add_pass(scan_nit_sot_into_seq_pass, "a nit_sot is stored in the rows of a sequence nothing "
+            "reads after its step (the backward cotangent in the loss cotangent's buffer)")
 pm.add_pass(remove_dead_code, "the linker and printer see only the nodes an output needs")
 
 

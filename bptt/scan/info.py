@@ -106,6 +106,12 @@ class ScanInfo:
         Empty (every buffer whole), or one entry per state in `buffers`
         order: None, or the ring length of a mit_sot/sit_sot buffer (see the
         module docstring). Set only by the save-mem rewrite.
+    nit_sot_into_seq : tuple of (int or None)
+        Empty, or one entry per nit_sot: None, or the sequence whose rows the
+        nit_sot is stored in (row t written after step t, which alone read it;
+        the output is a view of that sequence). Set only by the in-place
+        rewrite (``bptt/scan/rewriting/inplace.py``), which proves nothing else
+        reads the sequence's memory.
     name : str or None
         For messages and profiles; not part of equality (equal loops merge).
     """
@@ -121,6 +127,7 @@ class ScanInfo:
     as_while: bool = False
     truncate_gradient: int = -1
     buffer_rows: tuple = ()
+    nit_sot_into_seq: tuple = ()
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -133,6 +140,8 @@ class ScanInfo:
         fix(self, "as_while", bool(self.as_while))
         rows = tuple(None if r is None else int(r) for r in self.buffer_rows)
         fix(self, "buffer_rows", rows if any(r is not None for r in rows) else ())
+        into = tuple(None if j is None else int(j) for j in self.nit_sot_into_seq)
+        fix(self, "nit_sot_into_seq", into if any(j is not None for j in into) else ())
         self._validate()
 
     def _validate(self):
@@ -158,6 +167,17 @@ class ScanInfo:
                 if b.ring and (b.kind == "mit_mot" or b.rows < b.extent + 1):
                     raise ValueError(f"ScanInfo: {b.kind} {b.index} cannot be a ring of "
                                      f"{b.rows} rows (mit_sot/sit_sot only, >= extent + 1)")
+        into = [j for j in self.nit_sot_into_seq if j is not None]
+        if self.nit_sot_into_seq and (len(self.nit_sot_into_seq) != self.n_nit_sot
+                                      or len(set(into)) != len(into)
+                                      or not all(0 <= j < self.n_seqs for j in into)):
+            raise ValueError(f"ScanInfo: nit_sot_into_seq needs one entry per nit_sot "
+                             f"({self.n_nit_sot}), None or a distinct sequence index, got "
+                             f"{self.nit_sot_into_seq}")
+
+    def nit_sot_seq(self, k):
+        """The sequence nit_sot `k` is stored in (`nit_sot_into_seq`), or None."""
+        return self.nit_sot_into_seq[k] if self.nit_sot_into_seq else None
 
     # -- counts ----------------------------------------------------------------
     @property

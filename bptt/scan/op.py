@@ -75,7 +75,9 @@ class Scan(Op):
         return self._hash
 
     def __str__(self):
-        return f"Scan{{{self.info.name or 'scan'}}}"
+        into = "".join(f", nit_sot {k} into seq {j}" for k, j in
+                       enumerate(self.info.nit_sot_into_seq) if j is not None)
+        return f"Scan{{{self.info.name or 'scan'}{into}}}"
 
     __repr__ = __str__
 
@@ -227,8 +229,7 @@ class Scan(Op):
                     self._write(buf, (t + off) % len(buf) if b.ring else t + off, values[o], t, o)
             for k, o in enumerate(info.inner_out_nit_sot):
                 if nits[k] is None:
-                    nits[k] = np.empty((lengths[k],) + np.shape(values[o]),
-                                       dtype=self.inner_outputs[o].type.dtype)
+                    nits[k] = self._nit_rows(k, lengths[k], np.shape(values[o]), inputs)
                 if lengths[k]:
                     self._write(nits[k], t % lengths[k], values[o], t, o)
             for k, o in enumerate(info.inner_out_shared):
@@ -245,6 +246,19 @@ class Scan(Op):
                 f"{value.shape}, but {_row_origin(buf)} {buf.shape[1:]}; the step function "
                 f"must return the same shape at every step")
         buf[row] = value
+
+    def _nit_rows(self, k, length, row_shape, inputs):
+        """Where nit_sot `k` is stored: fresh rows, or its sequence's (`nit_sot_into_seq`)."""
+        dtype = self.inner_outputs[self.info.inner_out_nit_sot[k]].type.dtype
+        j = self.info.nit_sot_seq(k)
+        if j is not None:
+            # The rewrite proved row t is read by step t only; a row shape that differs at
+            # run time keeps fresh rows (the write then names the step).
+            seq = inputs[self.info.outer_in_seqs[j]]
+            if (isinstance(seq, np.ndarray) and seq.shape[1:] == row_shape
+                    and seq.dtype == dtype and seq.flags.writeable):
+                return seq[:length]
+        return np.empty((length,) + row_shape, dtype=dtype)
 
     def _alloc_buffer(self, b, init, n):
         init = np.asarray(init)

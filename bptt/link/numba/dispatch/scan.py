@@ -21,6 +21,7 @@ the generated code.
 from __future__ import annotations
 
 from ....scan.op import Scan
+from ....scan.rewriting.inplace import nit_sot_aliases_row
 from ..errors import template
 from ..registry import Kernel, np_dtype, numba_funcify
 
@@ -88,7 +89,9 @@ def _emit_alloc(w, op, node):
         t = op.inner_outputs[o].type
         w(1, f"rows{k} = min(nitlen{k}, n)")
         if t.ndim == 0 or None not in t.shape:
-            w(1, f"nit{k} = np.empty((rows{k},) + {tuple(t.shape)!r}, {np_dtype(t.dtype)})")
+            _emit_nit_rows(w, op, k, 1, repr(tuple(t.shape)),
+                           f"nit{k} = np.empty((rows{k},) + {tuple(t.shape)!r}, "
+                           f"{np_dtype(t.dtype)})")
             w(1, f"nit{k}_ready = True")
         else:
             # The row shape is known only after the first step: allocate then.
@@ -130,9 +133,11 @@ def _emit_step(w, op, step_fn, depth):
         w(depth, f"if rows{k} > 0:")
         if nd and None in op.inner_outputs[o].type.shape:
             w(depth + 1, f"if not nit{k}_ready:")
-            w(depth + 2, f"nit{k} = np.empty((rows{k},) + out[{o}].shape, nit{k}.dtype)")
+            _emit_nit_rows(w, op, k, depth + 2, f"out[{o}].shape",
+                           f"nit{k} = np.empty((rows{k},) + out[{o}].shape, nit{k}.dtype)")
             w(depth + 2, f"nit{k}_ready = True")
-        _emit_write(w, op, depth + 1, f"nit{k}", f"t % rows{k}", o)
+        _emit_write(w, op, depth + 1, f"nit{k}", f"t % rows{k}", o,
+                    copy=nit_sot_aliases_row(op, k), any_layout=info.nit_sot_seq(k) is not None)
     for k, o in enumerate(info.inner_out_shared):
         w(depth, f"state{k} = out[{o}]")
 
@@ -148,7 +153,7 @@ def _fail(*parts):
     return f"raise ValueError({text!r}, {', '.join(exprs)})"
 
 
-def _emit_write(w, op, depth, buf, row, o):
+def _emit_write(w, op, depth, buf, row, o, copy=False, any_layout=False):
     if not op.inner_outputs[o].type.ndim:
         w(depth, f"{buf}[{row}] = out[{o}]")
         return
@@ -157,7 +162,27 @@ def _emit_write(w, op, depth, buf, row, o):
                        f"out[{o}].shape", ", but the rows it is stored in have shape ",
                        f"{buf}.shape[1:]",
                        "; the step function must return the same shape at every step"))
-    w(depth, f"copy_into({buf}[{row}], out[{o}])")
+    # any_layout: the rows may be a sequence's (typed "A"), C-contiguous at run time
+    # (checked when they were chosen), so this is the row itself, not a copy.
+    dst = f"np.ascontiguousarray({buf}[{row}])" if any_layout else f"{buf}[{row}]"
+    # copy: the value may overlap the row it goes to (a nit_sot stored in its sequence).
+    w(depth, f"copy_into({dst}, out[{o}].copy())" if copy else f"copy_into({dst}, out[{o}])")
+
+
+def _emit_nit_rows(w, op, k, depth, row_shape, alloc):
+    """Nit_sot `k`'s rows: fresh (`alloc`), or its sequence's (`ScanInfo.nit_sot_into_seq`)."""
+    j = op.info.nit_sot_seq(k)
+    if j is None:
+        w(depth, alloc)
+        return
+    # The rewrite proved nothing reads row t after step t, and the dtype and ndim agree.
+    # Rows of another shape, or not C-contiguous (copy_into writes C rows), stay fresh.
+    contiguous = f" and (rows{k} == 0 or seq{j}[0].flags.c_contiguous)" if \
+        op.inner_outputs[op.info.inner_out_nit_sot[k]].type.ndim else ""
+    w(depth, f"if seq{j}.shape[1:] == {row_shape}{contiguous}:")
+    w(depth + 1, f"nit{k} = seq{j}[:rows{k}]")
+    w(depth, "else:")
+    w(depth + 1, alloc)
 
 
 def _emit_loop(w, op, step_fn):
@@ -218,7 +243,11 @@ def _emit_results(w, op):
             _emit_in_time_order(w, f"buf{s}", f"{b.extent} + executed", f"buf{s}.shape[0]")
         outs.append(f"buf{s}" if b.kind == "mit_mot" or b.ring else f"buf{s}[:{b.extent} + executed]")
     for k in range(info.n_nit_sot):
-        _emit_in_time_order(w, f"nit{k}", "executed", f"rows{k}")
+        if info.nit_sot_seq(k) is None:
+            _emit_in_time_order(w, f"nit{k}", "executed", f"rows{k}")
+        else:
+            # Stored in its sequence: n rows (the rewrite proved length == n), never a ring.
+            w(1, f"nit{k} = nit{k}[:executed]")
         outs.append(f"nit{k}")
     outs += [f"state{k}" for k in range(info.n_shared_outs)]
     if info.as_while:

@@ -1,0 +1,206 @@
+"""A nit_sot stored in the rows of a dead sequence (bptt/scan/rewriting/inplace.py).
+
+Structure: the flag `ScanInfo.nit_sot_into_seq` is set on the RNN backward scan (the
+pre-activation cotangent goes into the loss cotangent's rows) and NOT set when the
+sequence's memory has another reader, is a graph input or shared value, when two sequences
+view it, or when the dtype or ndim differ. Values: equal with the pass excluded, in PY and
+NUMBA, hypothesis over n_steps (0 and 1 included), sizes, go_backwards, truncate_gradient
+and until; the arrays the caller passed are never modified; a step value that is a
+reversed view of its own row (copied through a temporary) and a row shape that differs at
+run time (fresh rows) keep their values.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import bptt
+import bptt.tensor as T
+from bptt.scan.info import ScanInfo
+
+from .test_rewriting import assert_close, compiled, rewritten, scans
+
+PASS = ("scan_nit_sot_into_seq",)
+
+
+def _flags(fg):
+    return [n.op.info.nit_sot_into_seq for n in scans(fg)]
+
+
+def _flagged(fg):
+    return [n for n in scans(fg) if n.op.info.nit_sot_into_seq]
+
+
+# -- the RNN and its gradient ---------------------------------------------------------------
+CONFIGS = {
+    "plain": dict(),
+    "symbolic": dict(n_steps="symbolic"),
+    "until": dict(until=True),
+    "backwards_truncate": dict(go_backwards=True, truncate_gradient=2, n_steps="symbolic"),
+    "all": dict(until=True, truncate_gradient=2, go_backwards=True, n_steps="symbolic"),
+}
+#: where the pass applies; a truncated gradient also reads the loss cotangent's first rows
+#: after the loop (rows the loop does not write, but proving it through the reversal is
+#: not done), so the flag stays off there.
+FLAGGED = {"plain", "symbolic", "until"}
+
+
+def _model(cfg):
+    X, h0 = T.tensor3("X"), T.matrix("h0")
+    U, W, b = T.matrix("U"), T.matrix("W"), T.vector("b")
+    n, stop = T.iscalar("n"), T.dscalar("stop")
+
+    def step(x, h, U, W, b, stop):
+        a = T.tanh(T.dot(x, U) + T.dot(h, W) + b)
+        return (a, bptt.until(x.sum() > stop)) if cfg.get("until") else a
+
+    hs, _ = bptt.scan(step, sequences=X, outputs_info=h0, non_sequences=[U, W, b, stop],
+                      n_steps=n if cfg.get("n_steps") == "symbolic" else None,
+                      truncate_gradient=cfg.get("truncate_gradient", -1),
+                      go_backwards=cfg.get("go_backwards", False))
+    loss = 0.5 * (hs ** 2).sum()
+    return [X, h0, U, W, b, n, stop], [loss, hs] + bptt.grad(loss, [U, W, b, h0, X])
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_rnn_backward_cotangent_is_stored_in_the_loss_cotangent(name):
+    ins, outs = _model(CONFIGS[name])
+    after = rewritten(ins, outs)
+    assert not any(_flags(rewritten(ins, outs, exclude=PASS)))
+    (forward, backward) = scans(after)
+    assert not forward.op.info.nit_sot_into_seq
+    if name not in FLAGGED:
+        assert not backward.op.info.nit_sot_into_seq
+        return
+    (j,) = [j for j in backward.op.info.nit_sot_into_seq if j is not None]
+    seq = backward.inputs[backward.op.info.outer_in_seqs[j]]
+    # the loss cotangent, read as a reversed view of a fresh buffer
+    assert "Subtensor" in str(seq.owner.op)
+    assert ", nit_sot 0 into seq" in str(backward.op)         # what debugprint shows
+
+
+@st.composite
+def _data(draw, until=False):
+    t = draw(st.integers(0, 5))
+    bsz, nin, nh = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    return [rng.standard_normal((t, bsz, nin)), 0.5 * rng.standard_normal((bsz, nh)),
+            rng.standard_normal((nin, nh)), 0.5 * rng.standard_normal((nh, nh)),
+            rng.standard_normal(nh), np.int32(draw(st.integers(0, t))),
+            np.float64(draw(st.floats(-2.0, 2.0)))]
+
+
+_FUNCTIONS = {}
+
+
+def _functions(name, mode):
+    if (name, mode) not in _FUNCTIONS:
+        ins, outs = _model(CONFIGS[name])
+        _FUNCTIONS[name, mode] = (compiled(ins, outs, "PY", PASS), compiled(ins, outs, mode))
+    return _FUNCTIONS[name, mode]
+
+
+def _call_keeps_inputs(f, data):
+    kept = [np.array(d, copy=True) for d in data]
+    out = f(*data)
+    for k, (d, c) in enumerate(zip(data, kept)):
+        np.testing.assert_array_equal(d, c, err_msg=f"input {k} was modified")
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+@given(data=_data())
+def test_rnn_values_and_gradients_py(name, data):
+    before, after = _functions(name, "PY")
+    assert_close(_call_keeps_inputs(after, data), before(*data), name)
+
+
+@pytest.mark.parametrize("name", ["symbolic", "until"])
+@given(data=_data())
+def test_rnn_values_and_gradients_numba(name, data):
+    before, after = _functions(name, "NUMBA")
+    assert_close(_call_keeps_inputs(after, data), before(*data), name)
+
+
+# -- small scans: when the flag must stay off -------------------------------------------------
+def _doubling(seq, step=lambda x: 2.0 * x, **kw):
+    ys, _ = bptt.scan(step, sequences=seq, **kw)
+    return ys
+
+
+def _one_scan(ins, outs, exclude=()):
+    (node,) = scans(rewritten(ins, outs, exclude=exclude))
+    return node
+
+
+def test_a_fresh_sequence_read_only_by_the_loop_holds_its_output():
+    X = T.matrix("X")
+    S = T.concatenate([X, X])                   # fresh, read only by the loop
+    node = _one_scan([X], [_doubling(S)])
+    assert node.op.info.nit_sot_into_seq == (0,)
+
+
+@pytest.mark.parametrize("case", ["input", "shared", "other_reader", "output", "two_taps",
+                                  "dtype", "ndim"])
+def test_the_flag_is_not_set(case):
+    X = T.matrix("X")
+    S = T.concatenate([X, X])
+    ins, extra = [X], []
+    if case == "input":
+        seq, step = X, None
+    elif case == "shared":
+        seq, step = bptt.shared(np.ones((3, 2)), name="s"), None
+    elif case == "other_reader":
+        seq, step, extra = S, None, [S.sum()]          # read after the loop too
+    elif case == "output":
+        seq, step, extra = S, None, [S[1:]]            # a view of it is returned
+    elif case == "two_taps":
+        seq, step = dict(input=S, taps=[0, 1]), lambda a, b: a + b   # rows t and t+1
+    elif case == "dtype":
+        seq, step = S, lambda x: T.cast(x, "float32")
+    else:
+        seq, step = S, lambda x: x.sum()
+    ys = _doubling(seq, step) if step else _doubling(seq)
+    node = _one_scan(ins, [ys] + extra)
+    assert not node.op.info.nit_sot_into_seq
+
+
+def test_scan_info_checks_the_field():
+    with pytest.raises(ValueError, match="nit_sot_into_seq"):
+        ScanInfo(n_seqs=1, mit_mot_in_slices=(), mit_mot_out_slices=(), mit_sot_in_slices=(),
+                 n_sit_sot=0, n_nit_sot=1, n_shared_outs=0, n_non_seqs=0,
+                 nit_sot_into_seq=(1,))
+
+
+# -- small scans: values -------------------------------------------------------------------
+STEPS = {
+    "double": lambda x: 2.0 * x,
+    "identity": lambda x: x,                        # the row itself: same memory
+    "reversed_view": lambda x: x[::-1],             # overlaps the row: copied first
+    "sliced": lambda x: x[:2],                      # another shape when x has != 2 rows
+}
+
+
+def _small(name, mode):
+    X = T.tensor3("X")
+    ys, _ = bptt.scan(STEPS[name], sequences=T.concatenate([X, X]))
+    ins, outs = [X], [ys, ys.sum() * 1.5]
+    return compiled(ins, outs, "PY", PASS), compiled(ins, outs, mode), _one_scan(ins, outs)
+
+
+_SMALL = {}
+
+
+@pytest.mark.parametrize("mode_name", ["PY", "NUMBA"])
+@pytest.mark.parametrize("name", sorted(STEPS))
+@given(t=st.integers(0, 3), rows=st.integers(1, 4), cols=st.integers(1, 3),
+       seed=st.integers(0, 2 ** 16))
+def test_small_scans_keep_their_values(mode_name, name, t, rows, cols, seed):
+    if (name, mode_name) not in _SMALL:
+        _SMALL[name, mode_name] = _small(name, mode_name)
+    before, after, node = _SMALL[name, mode_name]
+    assert node.op.info.nit_sot_into_seq == (0,)
+    x = np.random.default_rng(seed).standard_normal((t, rows, cols))
+    assert_close(_call_keeps_inputs(after, [x]), before(x), name)
