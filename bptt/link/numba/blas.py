@@ -20,8 +20,9 @@ transpose. A column-major (F-contiguous) ``C`` is computed directly.
 
 The call goes through a numba intrinsic that stores each scalar argument in
 a stack slot and calls the external symbol ``bptt_dgemm``/``bptt_sgemm``,
-registered with LLVM at import from `get_cython_function_address` (what
-numba's own ``numba_xxgemm`` wrapper does in C). The compiled code refers to
+registered with LLVM at import from the capsules of ``cython_blas`` (the
+pointers numba's own ``numba_xxgemm`` wrapper uses; `blas_addresses` finds
+them without importing all of ``scipy.linalg``). The compiled code refers to
 the symbol by name, not by address, so it stays valid in numba's disk cache.
 
 Small products (at most `SMALL` multiply-adds) run as plain loops instead:
@@ -30,7 +31,11 @@ the BLAS call costs about as much as the whole product there (see
 """
 from __future__ import annotations
 
+import ctypes
 import importlib
+import importlib.machinery
+import importlib.util
+import os
 import sys
 
 if "bptt.link.numba.runtime" not in sys.modules:
@@ -56,9 +61,107 @@ __all__ = ["gemm_into", "gemm_fresh", "gemm_overwrite", "dot_mm", "dot_mv", "dot
            "dot_vv_call"]
 
 _SYMBOLS = {"float64": "bptt_dgemm", "float32": "bptt_sgemm"}
-for _dt, _sym in _SYMBOLS.items():
-    llvm.add_symbol(_sym, get_cython_function_address("scipy.linalg.cython_blas",
-                                                      _sym.rsplit("_", 1)[1]))
+_CYTHON_BLAS = "scipy.linalg.cython_blas"
+
+
+def _load_cython_blas():
+    """scipy's ``cython_blas`` extension module, without importing ``scipy.linalg``.
+
+    ``import scipy.linalg.cython_blas`` runs ``scipy/linalg/__init__.py`` first,
+    which imports all of ``scipy.linalg`` (and, through it, NumPy's testing,
+    f2py, ma...): about 0.2 s of a 0.5 s budget for loading a cached function.
+    The extension itself needs only the ``scipy`` package. It is loaded here
+    from its file under its own name, and taken out of ``sys.modules`` again:
+    a Cython module is initialised once per process, so a later regular
+    import of it (``scipy.linalg`` importing its submodule) gets this very
+    module object back and attaches it to ``scipy.linalg`` as usual (left in
+    ``sys.modules``, the import system would find it there and never set the
+    ``scipy.linalg.cython_blas`` attribute). Returns None where that is not
+    possible; the caller then imports it the regular way.
+    """
+    module = sys.modules.get(_CYTHON_BLAS)
+    if module is not None:
+        return module
+    try:
+        scipy_spec = importlib.util.find_spec("scipy")
+        folder = os.path.join(os.path.dirname(scipy_spec.origin), "linalg")
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(folder, "cython_blas" + suffix)
+            if os.path.exists(path):
+                break
+        else:
+            return None
+        spec = importlib.util.spec_from_file_location(_CYTHON_BLAS, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except Exception:  # noqa: BLE001  (any failure: the regular import decides)
+        return None
+    if sys.modules.get(_CYTHON_BLAS) is module and "scipy.linalg" not in sys.modules:
+        del sys.modules[_CYTHON_BLAS]
+    return module
+
+
+def _capsule_address(capsule):
+    """The function pointer held by a Cython ``__pyx_capi__`` capsule."""
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object,
+                                                                   ctypes.c_char_p]
+    return get_pointer(capsule, get_name(capsule))
+
+
+def blas_addresses(names):
+    """Addresses of scipy's ``cython_blas`` functions `names` (e.g. ``"dgemm"``).
+
+    The same pointers numba's ``get_cython_function_address`` returns (so the
+    same BLAS library, with its thread settings), found without importing
+    ``scipy.linalg`` when possible.
+    """
+    module = _load_cython_blas()
+    try:
+        return {n: _capsule_address(module.__pyx_capi__[n]) for n in names}
+    except Exception:  # noqa: BLE001  (no module, or not a Cython one: numba's way)
+        return {n: get_cython_function_address(_CYTHON_BLAS, n) for n in names}
+
+
+def _import_numba_arraymath():
+    """Import ``numba.np.arraymath`` without its ``import scipy.linalg``.
+
+    numba's target setup (the first compilation, or the first function loaded
+    from its cache) imports ``numba.np.arraymath``, which records whether
+    BLAS is available by calling ``numba.np.linalg.ensure_blas``: ``import
+    scipy.linalg.cython_blas``, all of ``scipy.linalg`` again. Imported here
+    first, with that name bound to a check that loads only the extension
+    (`_load_cython_blas`; the same verdict: the module loads or the original
+    check runs). ``numba.np.linalg`` keeps its own ``ensure_blas`` for what it
+    compiles (``np.dot``, ``np.linalg``), which then imports ``scipy.linalg``
+    when first needed.
+    """
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    from numba.np import linalg
+
+    original = linalg.ensure_blas
+
+    def ensure_blas():
+        if _load_cython_blas() is None:
+            return original()
+        # numba's Fortran integer-width guard, where this numba has one.
+        getattr(linalg, "_check_lapack_int_width", lambda: None)()
+        return None
+
+    linalg.ensure_blas = ensure_blas
+    try:
+        importlib.import_module("numba.np.arraymath")
+    finally:
+        linalg.ensure_blas = original
+
+
+_import_numba_arraymath()
+_ADDRESSES = blas_addresses([sym.rsplit("_", 1)[1] for sym in _SYMBOLS.values()])
+for _sym in _SYMBOLS.values():
+    llvm.add_symbol(_sym, _ADDRESSES[_sym.rsplit("_", 1)[1]])
 
 # Products with at most this many multiply-adds (m * n * k) are loops.
 SMALL = 512
