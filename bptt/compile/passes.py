@@ -91,7 +91,9 @@ pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [const
                      name="canonicalize"),
             "shrink gradient graphs: sizes from their sources, no x*1, x+0, -(-x), x**1, "
             "x**2 (x*x), switch on a constant, stacked views or sum_tos, casts, one zeros "
-            "buffer for incs added up, or sum_to/broadcast_to/alloc that change nothing")
+            "buffer for incs added up, or sum_to/broadcast_to/alloc that change nothing; "
+            "constant factors multiplied (0.5 * (2.0 * h) is h), views of zeros are zeros, "
+            "a whole write into zeros is its value, a sum over a length-1 axis a view")
 pm.add_pass(scan_inline_constants_pass, "constant non-sequences folded into the step graph")
 pm.add_pass(scan_merge_inputs_pass, "a value passed twice to a scan is passed once")
 pm.add_pass(scan_remove_unused_pass, "scans compute only the outputs someone reads")
@@ -117,6 +119,9 @@ pm.add_pass(scan_save_mem, "scan outputs read only at their last rows keep only 
                            "(after merge: a ring scan no longer merges with its twin)")
 pm.add_pass(sequence_memory_pass, "no T-long array kept alive by an empty join, added into a "
             "zeros copy, or copied reversed across the backward loop for a weight gradient")
+pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding],
+                              name="canonicalize_walk"), merge], name="canonicalize"),
+            "again: the push-outs add weight gradients to views of zeros (zeros + dot is dot)")
 pm.add_pass(gemm_pass, "z + dot(x, y) is one BLAS gemm call: no temporary for the product")
 pm.add_pass(fuse_elemwise, "a chain of elementwise ops is one loop without temporaries")
 pm.add_pass(gemm_inplace_pass, "a gemm whose z nothing else reads accumulates into z's buffer")

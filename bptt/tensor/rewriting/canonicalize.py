@@ -19,7 +19,16 @@ are stacked on views. Each rewrite here removes one such pattern:
   g)`` -> ``mul(0.5, g)``);
 * ``inc(zeros[i], a) + inc(zeros[j], b)`` -> ``inc(inc(zeros[i], a)[j], b)`` (one
   buffer for the gradient of several slices of one value; when the slices cover
-  the buffer, `subtensor.incs_into_zeros_to_join` makes the chain a Join).
+  the buffer, `subtensor.incs_into_zeros_to_join` makes the chain a Join);
+* ``0.5 * (2.0 * x)`` -> x: the constant factors of a product are multiplied
+  at compile time (`mul_constants`, exactness conditions in its docstring);
+* ``sum(x, axis)`` over axes of static length 1 -> a DimShuffle dropping them;
+* ``set_subtensor(x[whole], y)`` (or ``inc_subtensor`` into zeros) -> y when y
+  provably has x's shape (the gradient of ``h0[None]`` fed to a scan).
+
+Signed zeros: ``0 + (-0.0)`` and NumPy's ``sum([-0.0])`` are ``+0.0``, so where
+``add_zero``, ``sum_of_length_one_axes`` or ``write_of_whole`` remove such an
+operation a ``-0.0`` stays negative; the two compare equal. Nothing else changes.
 """
 from __future__ import annotations
 
@@ -29,17 +38,21 @@ from ...graph.basic import Constant
 from ...graph.rewriting import can_replace, node_rewriter
 from ..basic import Alloc
 from ..elemwise import Elemwise
+from ..math import Sum
 from ..scalar_ops import Add, Cast, Identity, Mul, Neg, Pow, Switch
 from ..shape import BroadcastTo, DimShuffle
-from .sizes import broadcast_keys, shape_keys, size_facts
+from ..type import TensorConstant, TensorType
+from .shape import whole_slice
+from .sizes import broadcast_keys, shape_keys, size_facts, subtensor_class
 
 
 def filled_with(v):
     """The scalar every element of `v` provably equals, or None.
 
-    Looks through the ops that only copy or spread a value: Alloc,
-    BroadcastTo, DimShuffle, identity and value-preserving casts.
+    Looks through the ops that only copy, spread or select a value: Alloc,
+    BroadcastTo, DimShuffle, basic indexing, identity and value-preserving casts.
     """
+    views = (Alloc, BroadcastTo, DimShuffle) + tuple(c for c in [subtensor_class()] if c)
     while True:
         if isinstance(v, Constant):
             data = np.asarray(v.data)
@@ -51,7 +64,7 @@ def filled_with(v):
         if node is None:
             return None
         op = node.op
-        if isinstance(op, (Alloc, BroadcastTo, DimShuffle)):
+        if isinstance(op, views):
             v = node.inputs[0]
         elif isinstance(op, Elemwise) and isinstance(op.scalar_op, (Identity, Cast)):
             v = node.inputs[0]
@@ -259,6 +272,175 @@ def add_of_incs_into_zeros(fgraph, node):
     return [new]
 
 
+# -- constant factors of a product ---------------------------------------------------
+
+def _uniform_constant(v):
+    return isinstance(v, Constant) and filled_with(v) is not None
+
+
+def _scaled_terms(fgraph, v, dtype, alone):
+    """(constants, terms) when `v` is ``mul(constants..., terms...)`` computed in `dtype`
+    and read only by the product being rewritten, with one term unless `v` is the
+    product's only non-constant operand (then opening it keeps the terms' order and
+    grouping); else None."""
+    node = v.owner
+    if node is None or not _elemwise_of(node, Mul) or v.dtype != dtype \
+            or len(fgraph.clients.get(v, ())) != 1 or v in fgraph.outputs:
+        return None
+    consts = [x for x in node.inputs if _uniform_constant(x)]
+    terms = [x for x in node.inputs if not _uniform_constant(x)]
+    return (consts, terms) if consts and terms and (len(terms) == 1 or alone) else None
+
+
+def _power_of_two(value):
+    return bool(np.isfinite(value) and value != 0 and abs(np.frexp(value)[0]) == 0.5)
+
+
+def _exact_product(values, dtype):
+    """The product of `values` in `dtype` if it is exact (no rounding, overflow or
+    underflow), else None. Integer products wrap like the loop's arithmetic."""
+    from fractions import Fraction
+
+    with np.errstate(over="ignore", under="ignore"):
+        prod = np.multiply.reduce(np.asarray(values, dtype=dtype), dtype=dtype)
+    if dtype.startswith(("int", "uint")):
+        return prod
+    if not all(np.isfinite(values)) or not np.isfinite(prod):
+        return None
+    exact = Fraction(1)
+    for v in values:
+        exact *= Fraction(float(v))
+    return prod if Fraction(float(prod)) == exact else None
+
+
+@node_rewriter([Elemwise])
+def mul_constants(fgraph, node):
+    """``c1 * (c2 * x) * y`` -> ``(c1*c2) * x * y`` (and to ``x * y`` when c1*c2 is 1).
+
+    The constants (uniform arrays, e.g. the (1,1,1) 0.5 of a loss's gradient)
+    are multiplied once at compile time, in the output's dtype. A nested
+    product read by nothing else is opened when it is ``mul(constants..., one
+    term)``, or when it is the only non-constant operand. The values stay the same bit for bit: scaling by a power of
+    two is exact, so the rewrite fires only when every constant but at most one
+    is a power of two, when their product is exact, and, if one is not a power
+    of two, when only one non-constant factor remains (so its single rounding
+    happens on the same value). Integer products wrap the same in any order.
+    (The exception is an intermediate of the original that overflowed or went
+    subnormal: ``0.5 * (2.0 * x)`` for x above half the largest float.)
+    """
+    out = node.outputs[0]
+    dtype = out.dtype
+    if not _elemwise_of(node, Mul) or not dtype.startswith(("float", "int", "uint")):
+        return None
+    consts, terms, opened = [], [], False
+    alone = sum(not _uniform_constant(x) for x in node.inputs) == 1
+    for x in node.inputs:
+        scaled = None if _uniform_constant(x) else _scaled_terms(fgraph, x, dtype, alone)
+        if _uniform_constant(x):
+            consts.append(x)
+        elif scaled is not None:
+            consts.extend(scaled[0])
+            terms.extend(scaled[1])
+            opened = True
+        else:
+            terms.append(x)
+    if not terms or len(consts) < 2 and not opened:
+        return None
+    values = [np.asarray(filled_with(c)).astype(dtype) for c in consts]
+    if dtype.startswith("float"):
+        odd = [v for v in values if not _power_of_two(v)]
+        if len(odd) > 1 or (odd and len(terms) > 1):
+            return None
+    prod = _exact_product(values, dtype)
+    if prod is None:
+        return None
+    return _product(fgraph, node, prod, consts, terms)
+
+
+def _product(fgraph, node, prod, consts, terms):
+    """``prod * terms`` with out's type: prod 0-d when the terms give out's shape, else
+    shaped like the broadcast of the constants; dropped when 1 and not needed."""
+    out = node.outputs[0]
+    if _keeps_shape(fgraph, terms, out):
+        shape = ()
+        factors = terms if prod == 1 else [TensorConstant(TensorType(out.dtype, ()),
+                                                          np.asarray(prod, out.dtype))] + terms
+    else:
+        shape = np.broadcast_shapes(*[np.shape(c.data) for c in consts])
+        data = np.full(shape, prod, dtype=out.dtype)
+        factors = [TensorConstant(TensorType(out.dtype, data.shape), data)] + terms
+    new = factors[0] if len(factors) == 1 else node.op(*factors)
+    return [new] if new.dtype == out.dtype and can_replace(out, new) else None
+
+
+# -- reductions and writes that change nothing ---------------------------------------
+
+@node_rewriter([Sum])
+def sum_of_length_one_axes(fgraph, node):
+    """``sum(x, axis)`` over axes of static length 1 -> a DimShuffle dropping them
+    (then the sum over the other axes, if any)."""
+    x, out = node.inputs[0], node.outputs[0]
+    ones = [a for a in node.op.axis if x.type.shape[a] == 1]
+    if not ones or out.dtype != x.dtype:
+        return None
+    kept = [d for d in range(x.ndim) if d not in ones]
+    new = DimShuffle(x.ndim, tuple(kept))(x)
+    rest = [kept.index(a) for a in node.op.axis if a not in ones]
+    if rest:
+        new = Sum(rest)(new)
+    return [new] if new.type == out.type else None
+
+
+def _covers(fgraph, op, x, index):
+    """Whether the basic index (`op.idx_list`, `index`) selects the whole of `x`."""
+    if len(op.idx_list) > x.ndim:
+        return False
+    scalars = iter(index)
+    for d, entry in enumerate(op.idx_list):
+        if not isinstance(entry, tuple):
+            return False
+        parts = [next(scalars) if p == "?" else p for p in entry]
+        if not whole_slice(fgraph, x, d, *parts):
+            return False
+    return True
+
+
+def _write_of_whole_rewriter():
+    try:
+        from ..subtensor import IncSubtensor
+    except ImportError:
+        return None
+
+    @node_rewriter([IncSubtensor])
+    def write_of_whole(fgraph, node):
+        """``set_subtensor(x[whole], y)`` / ``inc_subtensor(zeros[whole], y)`` -> y when y
+        provably has x's shape (a dimension of static size 1 in x needs no proof: y's
+        size there is 1, or the write fails; y gets that static size by ``y[0][None]``)."""
+        x, y, *index = node.inputs
+        out = node.outputs[0]
+        if type(node.op) is not IncSubtensor or y.ndim != x.ndim \
+                or not (node.op.set_instead_of_inc or filled_with(x) == 0) \
+                or not _covers(fgraph, node.op, x, index):
+            return None
+        fix = []
+        for d, (kx, ky) in enumerate(zip(shape_keys(fgraph, x), shape_keys(fgraph, y))):
+            if kx != ky and x.type.shape[d] != 1:
+                return None       # y may broadcast along d: the write is not y
+            if x.type.shape[d] == 1 and y.type.shape[d] != 1:
+                fix.append(d)
+        new = y
+        if fix:
+            new = y[tuple(0 if d in fix else slice(None) for d in range(y.ndim))]
+            order, k = [], 0
+            for d in range(y.ndim):
+                order.append("x" if d in fix else k)
+                k += d not in fix
+            new = DimShuffle(new.ndim, tuple(order))(new)
+        return [new] if new.type == out.type else None
+
+    return write_of_whole
+
+
 def canonical_rewriters():
     """The algebraic rewrites, in the order they are tried on a node (with the
     indexing ones of `subtensor`: the scan gradient's step simplification runs
@@ -267,4 +449,6 @@ def canonical_rewriters():
 
     return [mul_by_one, add_zero, neg_neg, useless_cast, dimshuffle_of_dimshuffle,
             useless_dimshuffle, pow_small_int, switch_constant_condition,
-            elemwise_of_broadcast, add_of_incs_into_zeros] + subtensor_rewriters()
+            elemwise_of_broadcast, add_of_incs_into_zeros, mul_constants,
+            sum_of_length_one_axes] + [rw for rw in [_write_of_whole_rewriter()] if rw] \
+        + subtensor_rewriters()

@@ -10,7 +10,10 @@ They rest on the size facts of `sizes` (``dim_key``, ``shape_keys``).
 * ``SumTo(g, *dims)``, ``BroadcastTo(x, shp)``, ``Alloc(v, *dims)`` -> their
   first input when its shape provably equals the output's already;
 * ``SumTo(SumTo(g, *d1), *d2)`` -> ``SumTo(g, *d2)``;
-* ``x[0:n]`` where every slice provably covers its whole dimension -> x.
+* ``x[0:n]`` where every slice provably covers its whole dimension -> x;
+* a DimShuffle or basic index of ``Alloc(v, *dims)`` with a 0-d v, read by
+  nothing else -> ``Alloc(v, *new_dims)`` (``alloc(0, n, m)[None][0]`` is
+  ``alloc(0, n, m)``, which `canonicalize.add_zero` then recognizes).
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import numpy as np
 
 from ...graph.rewriting import can_replace, node_rewriter
 from ..basic import Alloc
-from ..shape import BroadcastTo, Shape, Shape_i, SumTo
+from ..shape import BroadcastTo, DimShuffle, Shape, Shape_i, SumTo
 from ..type import TensorConstant, TensorType
 from .sizes import (const_int, dim_key, is_shape_entry, key_variable, shape_entry_index,
                     shape_keys, size_facts, subtensor_class, value_key)
@@ -132,14 +135,15 @@ def _useless_subtensor_rewriter():
             if isinstance(entry, (int, np.integer)) or not isinstance(entry, tuple):
                 return None
             parts = [next(scalars) if p == "?" else p for p in entry]
-            if not _whole_slice(fgraph, x, d, *parts):
+            if not whole_slice(fgraph, x, d, *parts):
                 return None
         return [x]
 
     return useless_subtensor
 
 
-def _whole_slice(fgraph, x, d, start, stop, step):
+def whole_slice(fgraph, x, d, start, stop, step):
+    """Whether ``slice(start, stop, step)`` provably selects all of dimension `d` of `x`."""
     if step not in (None, 1) or start not in (None, 0):
         return False
     if stop is None:
@@ -150,9 +154,75 @@ def _whole_slice(fgraph, x, d, start, stop, step):
     return size_facts(fgraph).find(key) == dim_key(fgraph, x, d)
 
 
+def _alloc_of_scalar(fgraph, x, reader):
+    """(v, dims) when `x` is ``Alloc(v, *dims)`` with a 0-d v read only by `reader`."""
+    node = x.owner
+    if node is None or not isinstance(node.op, Alloc) or node.inputs[0].ndim != 0:
+        return None
+    if [c for c, _ in fgraph.clients.get(x, ())] != [reader] or x in fgraph.outputs:
+        return None
+    return node.inputs[0], list(node.inputs[1:])
+
+
+@node_rewriter([DimShuffle])
+def dimshuffle_of_alloc(fgraph, node):
+    """``Alloc(v, *dims).dimshuffle(order)`` -> ``Alloc(v, *dims in order, 1 for "x")``."""
+    found = _alloc_of_scalar(fgraph, node.inputs[0], node)
+    if found is None:
+        return None
+    v, dims = found
+    new = Alloc()(v, *[const_int(1) if o == "x" else dims[o] for o in node.op.new_order])
+    return [new] if new.type == node.outputs[0].type else None
+
+
+def _indexed_dims(idx_list, dims):
+    """The sizes of ``alloc(v, *dims)[idx]`` for an index of constant ints (in range of a
+    constant size), constant slices of constant sizes and whole slices; else None."""
+    out, d = [], 0
+    for entry in idx_list:
+        size = int(dims[d].data) if isinstance(dims[d], TensorConstant) else None
+        if isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
+            if size is None or not -size <= entry < size:
+                return None         # the index may be out of bounds: keep its check
+        elif isinstance(entry, tuple) and "?" not in entry:
+            if tuple(entry) in ((None, None, None), (None, None, -1)):
+                out.append(dims[d])
+            elif size is not None:
+                out.append(const_int(len(range(*slice(*entry).indices(size)))))
+            else:
+                return None
+        else:
+            return None
+        d += 1
+    return out + dims[d:]
+
+
+def _subtensor_of_alloc_rewriter():
+    cls = subtensor_class()
+    if cls is None:
+        return None
+
+    @node_rewriter([cls])
+    def subtensor_of_alloc(fgraph, node):
+        """``Alloc(v, *dims)[idx]`` (constant basic index) -> ``Alloc(v, *sizes of the result)``."""
+        found = _alloc_of_scalar(fgraph, node.inputs[0], node)
+        if found is None or len(node.inputs) != 1:
+            return None
+        v, dims = found
+        sizes = _indexed_dims(node.op.idx_list, dims)
+        if sizes is None:
+            return None
+        new = Alloc()(v, *sizes)
+        return [new] if can_replace(node.outputs[0], new) else None
+
+    return subtensor_of_alloc
+
+
 def shape_rewriters():
     """The shape rewrites, in the order they are tried on a node."""
     rws = [shape_i_of_static_dim, shape_i_from_source, shape_of_static,
-           useless_sum_to, sum_to_of_sum_to, useless_broadcast_to, useless_alloc]
-    extra = [_shape_entry_rewriter(), _useless_subtensor_rewriter()]
+           useless_sum_to, sum_to_of_sum_to, useless_broadcast_to, useless_alloc,
+           dimshuffle_of_alloc]
+    extra = [_shape_entry_rewriter(), _useless_subtensor_rewriter(),
+             _subtensor_of_alloc_rewriter()]
     return rws + [rw for rw in extra if rw is not None]
