@@ -212,6 +212,12 @@ from .elemwise_runtime import __all__ as _elemwise_all  # noqa: E402
 
 __all__ = __all__ + list(_elemwise_all)
 
+# np.empty/np.zeros/np.full written into the caller (alloc_empty...): see alloc_runtime.py.
+from .alloc_runtime import *  # noqa: E402,F401,F403
+from .alloc_runtime import __all__ as _alloc_all  # noqa: E402
+
+__all__ = __all__ + list(_alloc_all)
+
 # Calls that do not recompile the callee inside the caller: see separate.py.
 from .separate import separately  # noqa: E402,F401
 

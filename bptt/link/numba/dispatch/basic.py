@@ -10,18 +10,13 @@ def _alloc(op, node, ctx):
     nd = out.ndim
     if nd == 0:
         return "{0}"
-    dims = "(" + "".join(f"d{i}, " for i in range(nd)) + ")"
-    params = ", ".join(f"d{i}" for i in range(nd))
     dt = np_dtype(out.dtype)
+    # Inline (alloc_full/alloc_empty write the allocation into the caller): a kernel
+    # per ndim was a compiled function, and np.full inside it another one.
+    shape = "(" + "".join(f"{{{i + 1}}}, " for i in range(nd)) + ")"
     if node.inputs[0].ndim == 0:
-        return Kernel(f"""
-def {{name}}(value, {params}):
-    return np.full({dims}, value, {dt})
-""", "alloc")
-    return Kernel(f"""
-def {{name}}(value, {params}):
-    return broadcast_into(np.empty({dims}, {dt}), value)
-""", "alloc")
+        return f"alloc_full({shape}, {{0}}, {dt})"
+    return f"broadcast_into(alloc_empty({shape}, {dt}), {{0}})"
 
 
 @numba_funcify.register(ARange)
@@ -35,7 +30,7 @@ def {{name}}(start, stop, step):
     if step == 0:
         raise ValueError('arange: step must not be 0')
     n = int(np.ceil((np.float64(stop) - np.float64(start)) / np.float64(step)))
-    out = np.empty(max(n, 0), {np_dtype(dt)})
+    out = alloc_empty(max(n, 0), {np_dtype(dt)})
     if n > 0:
         out[0] = start
     if n > 1:
@@ -50,25 +45,50 @@ def {{name}}(start, stop, step):
 
 @numba_funcify.register(MakeVector)
 def _make_vector(op, node, ctx):
-    n = len(node.inputs)
-    args = ", ".join(f"x{i}" for i in range(n))
-    sets = "\n".join(f"    out[{i}] = x{i}" for i in range(n))
-    return Kernel(f"""
-def {{name}}({args}):
-    out = np.empty({n}, {np_dtype(op.dtype)})
-{sets}
-    return out
-""", "make_vector")
+    # Inline statements: a kernel was a compiled function per number of elements.
+    out = ctx.fresh("mv")
+    lines = [f"{out} = alloc_empty({len(node.inputs)}, {np_dtype(op.dtype)})"]
+    lines += [f"{out}[{i}] = {{{i}}}" for i in range(len(node.inputs))]
+    return "\n".join(lines + [out])
 
 
 @numba_funcify.register(Join)
 def _join(op, node, ctx):
+    if op.axis == 0:
+        return _join_rows(node, ctx.fresh("jn"))
     n = len(node.inputs)
     args = ", ".join(f"x{i}" for i in range(n))
     return Kernel(f"""
 def {{name}}({args}):
     return np.concatenate(({args},), axis={op.axis})
 """, "join")
+
+
+_JOIN_ERROR = ("all the input array dimensions except for the concatenation axis must match "
+               "exactly, but along dimension {}, the array at index 0 has size {} and the "
+               "array at index {} has size {}").replace("{}", "{{}}")  # a template in a template
+
+
+def _join_rows(node, out):
+    """Inline statements joining along axis 0: one allocation, a row-block copy per input.
+
+    np.concatenate was a compiled function per (count, ndim) and its kernel another.
+    """
+    ins, nd = node.inputs, node.outputs[0].ndim
+    lines = []
+    for k in range(1, len(ins)):
+        for d in range(1, nd):
+            lines += [f"if {{{k}}}.shape[{d}] != {{0}}.shape[{d}]:",
+                      f"    raise ValueError({_JOIN_ERROR!r}, {d}, {{0}}.shape[{d}], {k}, "
+                      f"{{{k}}}.shape[{d}])"]
+    rows = " + ".join(f"{{{k}}}.shape[0]" for k in range(len(ins)))
+    rest = "".join(f"{{0}}.shape[{d}], " for d in range(1, nd))
+    lines += [f"{out} = alloc_empty(({rows}, {rest}), {np_dtype(node.outputs[0].dtype)})",
+              f"{out}_at = 0"]
+    for k in range(len(ins)):
+        lines += [f"copy_into({out}[{out}_at:{out}_at + {{{k}}}.shape[0]], {{{k}}})",
+                  f"{out}_at += {{{k}}}.shape[0]"]
+    return "\n".join(lines + [out])
 
 
 @numba_funcify.register(Check)

@@ -101,19 +101,35 @@ def loop_source(op, node):
     out = node.outputs[0]
     nd = out.ndim
     ins = node.inputs
+    # An input given twice (x * x) is read once, through its first position.
+    first = [ins.index(v) for v in ins]
     # dyn[k]: output dims (aligned) where input k's size is not statically 1
-    dyn = [[nd - v.ndim + d for d in range(v.ndim) if v.type.shape[d] != 1] for v in ins]
-    # with one array input (or none of unknown size) nothing broadcasts at run time
-    general = sum(1 for k in dyn if k) > 1
+    dyn = [[nd - v.ndim + d for d in range(v.ndim) if v.type.shape[d] != 1] if first[k] == k
+           else [] for k, v in enumerate(ins)]
+    mult = _multiplied_dims(ins, dyn, nd)
     lines = [f"def {{name}}({', '.join(f'i{k}' for k in range(len(ins)))}):"]
-    lines += _shape_lines(ins, dyn, nd, general)
-    lines.append(f"    out = np.empty(({''.join(f'd{d}, ' for d in range(nd))}), "
+    lines += _shape_lines(ins, dyn, nd, mult)
+    lines.append(f"    out = alloc_empty(({''.join(f'd{d}, ' for d in range(nd))}), "
                  f"{np_dtype(out.dtype)})")
-    lines += [f"    x{k} = i{k}" for k, v in enumerate(ins) if v.ndim == 0]
-    body_lines, expr = _scalar_body(op, node, [f"x{k}" for k in range(len(ins))])
-    lines += _loop_nest(ins, nd, body_lines, expr, dyn, "    ", multipliers=general)
+    lines += [f"    x{k} = i{k}" for k, v in enumerate(ins) if v.ndim == 0 and first[k] == k]
+    body_lines, expr = _scalar_body(op, node, [f"x{first[k]}" for k in range(len(ins))])
+    lines += _loop_nest(ins, nd, body_lines, expr, dyn, "    ", mult)
     lines.append("    return out")
     return "\n".join(lines) + "\n"
+
+
+def _multiplied_dims(ins, dyn, nd):
+    """mult[k]: the output dims where input k is read at ``j * m`` (m = 0 where it broadcasts).
+
+    Only a dimension of unknown static size can broadcast at run time, and only
+    against another input that reaches that dimension with a size not statically 1;
+    a static size other than 1 equals the output's (`broadcast_shape` checked it).
+    """
+    mult = []
+    for k, v in enumerate(ins):
+        unknown = [d for d in dyn[k] if v.type.shape[d - (nd - v.ndim)] is None]
+        mult.append([d for d in unknown if any(d in dyn[o] for o in range(len(ins)) if o != k)])
+    return mult
 
 
 _LOCAL = re.compile(r"(?<![\w.])(i(\d+)|d\d+|m\d+_\d+|x\d+|j\d+|out|t\d+)(?!\w)")
@@ -133,39 +149,40 @@ def inline_loop(source, prefix):
     return "\n".join(body + [f"{prefix}_out"])
 
 
-def _shape_lines(ins, dyn, nd, general):
+def _shape_lines(ins, dyn, nd, mult):
     """Output sizes d0.. from `broadcast_shape`, which raises if the inputs do not broadcast;
-    for the general loop, the multipliers m<k>_<d>: 0 where input k broadcasts, else 1."""
+    the multipliers m<k>_<d> of `_multiplied_dims`: 0 where input k broadcasts, else 1."""
     padded = []
     for k, v in enumerate(ins):
-        if v.ndim:
+        if v.ndim and dyn[k]:
             dims = ["-1"] * nd
             for d in dyn[k]:
                 dims[d] = f"i{k}.shape[{d - (nd - v.ndim)}]"
             padded.append(f"({', '.join(dims)}, )")
+    if not padded:      # every input has static size 1 everywhere
+        padded.append(f"({'-1, ' * nd})")
     sizes = "".join(f"d{d}, " for d in range(nd))
     lines = [f"    {sizes}= broadcast_shape(({', '.join(padded)}, ))"]
     for k, v in enumerate(ins):
-        if general:
-            lines += [f"    m{k}_{d} = 0 if i{k}.shape[{d - (nd - v.ndim)}] == 1 else 1"
-                      for d in dyn[k]]
+        lines += [f"    m{k}_{d} = 0 if i{k}.shape[{d - (nd - v.ndim)}] == 1 else 1"
+                  for d in mult[k]]
     return lines
 
 
-def _loop_nest(ins, nd, body_lines, expr, dyn, indent, multipliers):
+def _loop_nest(ins, nd, body_lines, expr, dyn, indent, mult):
     lines, ind = [], indent
     for d in range(nd):
         lines.append(f"{ind}for j{d} in range(d{d}):")
         ind += "    "
     for k, v in enumerate(ins):
-        if v.ndim == 0:
+        if v.ndim == 0 or ins.index(v) != k:
             continue
         idx = []
         for d in range(nd - v.ndim, nd):
             if d not in dyn[k]:
                 idx.append("0")
             else:
-                idx.append(f"j{d} * m{k}_{d}" if multipliers else f"j{d}")
+                idx.append(f"j{d} * m{k}_{d}" if d in mult[k] else f"j{d}")
         lines.append(f"{ind}x{k} = i{k}[{', '.join(idx)}]")
     lines += [f"{ind}{line}" for line in body_lines]
     lines.append(f"{ind}out[{', '.join(f'j{d}' for d in range(nd))}] = {expr}")

@@ -7,7 +7,7 @@ from ..registry import Kernel, np_dtype, numba_funcify
 def _shape(op, node, ctx):
     nd = node.inputs[0].ndim
     if nd == 0:
-        return "np.zeros(0, np.int64)"
+        return "alloc_empty(0, np.int64)"
     return f"np.array({{0}}.shape, dtype=np.int64)" if nd > 1 else "np.array(({0}.shape[0],), dtype=np.int64)"
 
 
@@ -30,7 +30,7 @@ def _reshape(op, node, ctx):
         sizes = "(" + "".join(f"1 if shp[{i}] == -1 else shp[{i}], " for i in range(op.ndim)) + ")"
         return Kernel(f"""
 def {{name}}(x, shp):
-    out = np.empty({sizes}, {dt})
+    out = alloc_empty({sizes}, {dt})
     if out.size != 1:
         raise ValueError('cannot reshape an array of size 1 to the requested shape')
     out.ravel()[0] = x
@@ -43,10 +43,9 @@ def {name}(x, shp):
         raise ValueError('cannot reshape an array of more than one element to a scalar')
     return x.ravel()[0]
 """, "reshape_scalar")
-    return Kernel(f"""
-def {{name}}(x, shp):
-    return np.ascontiguousarray(x).reshape({_tuple_of('shp', op.ndim)})
-""", "reshape")
+    # Inline: a kernel was a compiled function per (ndim, layout) pair, and
+    # np.ascontiguousarray another one even for an array that is C-contiguous already.
+    return f"c_contiguous({{0}}).reshape({_tuple_of('{1}', op.ndim)})"
 
 
 @numba_funcify.register(DimShuffle)
@@ -56,7 +55,7 @@ def _dimshuffle(op, node, ctx):
     if x.ndim == 0:
         if out_nd == 0:
             return "{0}"
-        return f"np.full({(1,) * out_nd!r}, {{0}})"
+        return f"alloc_full({(1,) * out_nd!r}, {{0}}, {np_dtype(node.outputs[0].dtype)})"
     order = op.drop + op.perm
     if order == tuple(range(x.ndim)):
         src = "{0}"
@@ -78,11 +77,11 @@ def _broadcast_to(op, node, ctx):
     if x.ndim == 0:
         return Kernel(f"""
 def {{name}}(x, shp):
-    return np.full({shp}, x)
+    return alloc_full({shp}, x, {np_dtype(node.outputs[0].dtype)})
 """, "broadcast_scalar")
     return Kernel(f"""
 def {{name}}(x, shp):
-    return broadcast_into(np.empty({shp}, x.dtype), x)
+    return broadcast_into(alloc_empty({shp}, x.dtype), x)
 """, "broadcast_to")
 
 
@@ -112,7 +111,7 @@ def _sum_to(op, node, ctx):
     return Kernel(f"""
 def {{name}}(g, {params}):
 {check}
-{fast}    out = np.zeros({shp}, g.dtype)
+{fast}    out = alloc_zeros({shp}, g.dtype)
 {body}
 {ind}out[{oi}] += g[{gi}]
     return out
