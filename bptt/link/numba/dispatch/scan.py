@@ -20,6 +20,7 @@ the generated code.
 """
 from __future__ import annotations
 
+from ....graph.traversal import toposort
 from ....scan.op import Scan
 from ....scan.rewriting.inplace import nit_sot_aliases_row
 from ..errors import template
@@ -102,6 +103,11 @@ def _emit_alloc(w, op, node):
 
 
 def _step_args(info, seq_row, buffer_row, shared):
+    """Source of the inner inputs, in inner order, from per-category templates."""
+    return ", ".join(_step_arg_list(info, seq_row, buffer_row, shared))
+
+
+def _step_arg_list(info, seq_row, buffer_row, shared):
     """Source of each inner input, in inner order, from per-category templates."""
     args = [None] * info.n_inner_inputs
     for k, i in enumerate(info.inner_in_seqs):
@@ -113,7 +119,7 @@ def _step_args(info, seq_row, buffer_row, shared):
         args[i] = shared.format(k=k)
     for k, i in enumerate(info.inner_in_non_seqs):
         args[i] = f"ns{k}"
-    return ", ".join(args)
+    return args
 
 
 def _buffer_row(b, s, off):
@@ -216,22 +222,40 @@ def _emit_profile_stop(w, op):
 
 
 def _emit_zero_step_rows(w, op, ctx):
-    """Row shapes of nit_sots whose shape is only known after a step, for n == 0."""
+    """Row shapes of nit_sots whose shape is only known after a step, for n == 0.
+
+    The shape graph is written inline under ``if n == 0`` (scalar code): as a
+    function of its own it cost a numba compilation (~0.4 s) for a branch that
+    rarely runs. Its inputs are the step's inputs, with a zero row for each
+    sequence (which may have no rows).
+    """
     info = op.info
     pending = [k for k, o in enumerate(info.inner_out_nit_sot)
                if op.inner_outputs[o].type.ndim and None in op.inner_outputs[o].type.shape]
     if not pending:
         return
     program = op._row_shape_program()
-    shape_fn = ctx.add_graph(program.inputs, program.outputs, "scan_row_shapes")
-    args = _step_args(info, "alloc_zeros((1,) + seq{k}.shape[1:], seq{k}.dtype)[0]",
-                      "init{s}[{off}]", "shared{k}")
+    outputs = [program.outputs[info.inner_out_nit_sot[k]] for k in pending]
+    args = _step_arg_list(info, "alloc_zeros((1,) + seq{k}.shape[1:], seq{k}.dtype)[0]",
+                          "init{s}[{off}]", "shared{k}")
     w(1, "if n == 0:")
-    w(2, f"shapes = {shape_fn}({args})")
-    for k in pending:
-        o = info.inner_out_nit_sot[k]
-        nd = op.inner_outputs[o].type.ndim
-        dims = "".join(f"shapes[{o}][{d}], " for d in range(nd))
+    position = {v: i for i, v in enumerate(program.inputs)}
+    names = {}
+    for node in toposort(outputs, blockers=program.inputs):
+        for v in node.inputs:
+            if v in position and v not in names:   # bind the inputs the shapes read
+                names[v] = f"rs_i{position[v]}"
+                w(2, f"{names[v]} = {args[position[v]]}")
+        refs = [names[v] if v in names else ctx._ref(v, names) for v in node.inputs]
+        outs = []
+        for v in node.outputs:
+            names[v] = f"rs_v{len(names)}"
+            outs.append(names[v])
+        for line in ctx._emit(node, refs, outs).split("\n"):
+            w(2, line)
+    for k, out in zip(pending, outputs):
+        nd = op.inner_outputs[info.inner_out_nit_sot[k]].type.ndim
+        dims = "".join(f"{names[out]}[{d}], " for d in range(nd))
         w(2, f"nit{k} = alloc_empty((0, {dims}), nit{k}.dtype)")
 
 
