@@ -1,9 +1,10 @@
 """A nit_sot stored in the rows of a dead sequence (bptt/scan/rewriting/inplace.py).
 
 Structure: the flag `ScanInfo.nit_sot_into_seq` is set on the RNN backward scan (the
-pre-activation cotangent goes into the loss cotangent's rows) and NOT set when the
-sequence's memory has another reader, is a graph input or shared value, when two sequences
-view it, or when the dtype or ndim differ. Values: equal with the pass excluded, in PY and
+pre-activation cotangent goes into the loss cotangent's rows), also when another reader
+reads only rows the loop does not write, and NOT set when the sequence's memory has
+another reader, is a graph input or shared value, when two sequences view it, or when the
+dtype or ndim differ. Values: equal with the pass excluded, in PY and
 NUMBA, hypothesis over n_steps (0 and 1 included), sizes, go_backwards, truncate_gradient
 and until; the arrays the caller passed are never modified; a step value that is a
 reversed view of its own row (copied through a temporary) and a row shape that differs at
@@ -41,10 +42,9 @@ CONFIGS = {
     "backwards_truncate": dict(go_backwards=True, truncate_gradient=2, n_steps="symbolic"),
     "all": dict(until=True, truncate_gradient=2, go_backwards=True, n_steps="symbolic"),
 }
-#: where the pass applies; a truncated gradient also reads the loss cotangent's first rows
-#: after the loop (rows the loop does not write, but proving it through the reversal is
-#: not done), so the flag stays off there.
-FLAGGED = {"plain", "symbolic", "until"}
+#: where the pass applies: everywhere. Symbolic n_steps and until read the loss cotangent's
+#: rows after those the loop writes, truncate_gradient its rows before them (h0's cotangent).
+FLAGGED = set(CONFIGS)
 
 
 def _model(cfg):
@@ -117,7 +117,7 @@ def test_rnn_values_and_gradients_py(name, data):
     assert_close(_call_keeps_inputs(after, data), before(*data), name)
 
 
-@pytest.mark.parametrize("name", ["symbolic", "until"])
+@pytest.mark.parametrize("name", ["symbolic", "all"])
 @given(data=_data())
 def test_rnn_values_and_gradients_numba(name, data):
     before, after = _functions(name, "NUMBA")
@@ -165,6 +165,19 @@ def test_the_flag_is_not_set(case):
     ys = _doubling(seq, step) if step else _doubling(seq)
     node = _one_scan(ins, [ys] + extra)
     assert not node.op.info.nit_sot_into_seq
+
+
+def test_readers_of_rows_the_loop_does_not_write_are_allowed():
+    X, k = T.matrix("X"), T.iscalar("k")
+    S = T.concatenate([X, X])
+    ys = _doubling(S[k:])
+    before, overlap = S[:k].sum(), S[:k + 1].sum()        # row k is the sequence's row 0
+    assert _one_scan([X, k], [ys, before]).op.info.nit_sot_into_seq == (0,)
+    assert not _one_scan([X, k], [ys, overlap]).op.info.nit_sot_into_seq
+    f_ex, f = (compiled([X, k], [ys, before, overlap], "PY", ex) for ex in (PASS, ()))
+    x = np.arange(6.0).reshape(3, 2)
+    for kk in range(7):
+        assert_close(_call_keeps_inputs(f, [x, np.int32(kk)]), f_ex(x, np.int32(kk)), kk)
 
 
 def test_scan_info_checks_the_field():

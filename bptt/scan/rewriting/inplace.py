@@ -98,7 +98,7 @@ def _scan_positions(fgraph, base, scan_node, seq):
     """Positions of `scan_node`'s inputs viewing `base`, or None if something else reads it.
 
     Walks every client of `base` and of its row views. A shape query reads no
-    data, nor does a slice of rows the loop never writes (`_after_written`);
+    data, nor does a slice of rows the loop never writes (`_reads_other_rows`);
     anything else but `scan_node` (or being a graph output) is a reader.
     """
     from ...tensor.shape import Shape, Shape_i
@@ -114,8 +114,8 @@ def _scan_positions(fgraph, base, scan_node, seq):
                 return None
             if client is scan_node:
                 positions.append(i)
-            elif isinstance(client.op, (Shape, Shape_i)) or _after_written(fgraph, client,
-                                                                            seq, scan_node):
+            elif isinstance(client.op, (Shape, Shape_i)) or _reads_other_rows(fgraph, client,
+                                                                               seq, scan_node):
                 continue
             elif _row_view(client) and i == 0:
                 todo.append(client.outputs[0])
@@ -143,14 +143,31 @@ def _axis0_start(fgraph, node):
     return (None, first.start) if first.start >= 0 else None
 
 
-def _after_written(fgraph, reader, seq, scan_node):
-    """Whether `reader` slices rows of the sequence's parent that come after those written.
+def _reads_other_rows(fgraph, reader, seq, scan_node):
+    """Whether `reader` slices only rows of a view of the base that the loop never writes.
 
-    ``seq = v[a:]`` has rows ``a .. a+n-1`` of `v` written (the nit_sot's length is
-    n_steps); ``v[c:]`` with ``c >= a + n`` reads none of them. The truncated
-    gradient's initial-state cotangent reads the loss cotangent so.
+    The loop writes rows ``0 .. n-1`` of `seq` (the nit_sot's length is n_steps).
+
+    * after: ``seq = v[a:]`` (a >= 0) has rows ``a .. a+n-1`` of `v` written;
+      ``v[c:]`` with ``c >= a + n`` (linear forms) reads none of them. Symbolic-n and
+      until gradients read the loss cotangent so for the initial state's cotangent.
+    * before: `seq` is a row view of ``v[S:...]``; ``v[...:S]`` (the same `S`)
+      reads rows before all of them. A truncated gradient reads the loss cotangent's
+      first rows so.
     """
-    if seq.owner is None or reader.inputs[0] is not seq.owner.inputs[0] or reader is seq.owner:
+    chain, var = [], seq
+    while var.owner is not None and _row_view(var.owner):
+        chain.append(var.owner)
+        var = var.owner.inputs[0]
+    if reader in chain:
+        return False
+    parts = _axis0_parts(reader)
+    for node in chain:
+        if node.inputs[0] is reader.inputs[0] and parts is not None and parts[1] is not None:
+            mine = _axis0_parts(node)
+            if mine is not None and _same_index(mine[0], parts[1]):
+                return True
+    if not chain or chain[0].inputs[0] is not reader.inputs[0]:
         return False
     from ...tensor.rewriting.reorder import lin_value
 
@@ -159,6 +176,31 @@ def _after_written(fgraph, reader, seq, scan_node):
     if a is None or c is None or n is None or a[0] is not None or a[1] < 0:
         return False
     return c[0] == n[0] and c[1] - n[1] - a[1] >= 0 and (n[0] is not None or n[1] >= 0)
+
+
+def _axis0_parts(node):
+    """``(start, stop)`` (None, int or variable) of Subtensor `node`'s forward axis-0 slice."""
+    from ...tensor.subtensor import SCALAR, SliceSpec, Subtensor
+
+    if not isinstance(node.op, Subtensor) or not node.op.idx_list:
+        return None
+    first = node.op.idx_list[0]
+    if not isinstance(first, SliceSpec) or first.step not in (None, 1):
+        return None
+    values = iter(node.inputs[1:])
+    return tuple(next(values) if p == SCALAR else p for p in first[:2])
+
+
+def _same_index(a, b):
+    """Whether two slice bounds are provably equal (one variable, or equal constants)."""
+    from ...graph.basic import Constant
+
+    if a is None or b is None:
+        return False
+    if a is b:
+        return True
+    a, b = (int(x.data) if isinstance(x, Constant) else x for x in (a, b))
+    return isinstance(a, int) and isinstance(b, int) and a == b
 
 
 def _only_reader(fgraph, node, j):
