@@ -72,6 +72,7 @@ from ...tensor.elemwise import Elemwise
 from ...tensor.math import Dot, Sum, dot, ge, minimum
 from ...tensor.rewriting.constant_folding import is_stateful
 from ...tensor.shape import DimShuffle, Shape_i, SumTo, dimshuffle, reshape, shape_i
+from ...tensor.rewriting.sizes import dim_key, size_facts, value_key
 from ...tensor.subtensor import Subtensor, getitem
 from ..args import ScanArgs
 from ..op import Scan
@@ -149,14 +150,45 @@ def _stack_elemwise(n, stacked, outer_inv):
     return n.op(*ins)
 
 
+def _reversed_source(v):
+    """`x` when `v` is ``x[::-1]``, else None."""
+    node = v.owner
+    if node is not None and isinstance(node.op, Subtensor) and len(node.inputs) == 1 \
+            and tuple(node.op.idx_list) == ((None, None, -1),):
+        return node.inputs[0]
+    return None
+
+
+def _row_wise(f, stack):
+    """``f(stack)`` for an `f` that maps each row on its own. A product of reversed
+    rows is the reversed product of the rows: computed that way, the backward
+    scan's ``x[::-1] @ W`` is the forward scan's ``x @ W`` (merged), not a second
+    product."""
+    source = _reversed_source(stack)
+    if source is None:
+        return f(stack)
+    return getitem(f(source), slice(None, None, -1))
+
+
 def _stack_dot(n, stacked, outer_inv):
     a, b = n.inputs
     if a in stacked and b not in stacked:
-        return dot(stacked[a], outer_inv(b))
+        w = outer_inv(b)
+        return _row_wise(lambda rows: dot(rows, w), stacked[a])
     if b in stacked and a not in stacked and b.ndim == 1:
         w = outer_inv(a)
-        return dot(stacked[b], dimshuffle(w, (1, 0)) if w.ndim == 2 else w)
+        w = dimshuffle(w, (1, 0)) if w.ndim == 2 else w
+        return _row_wise(lambda rows: dot(rows, w), stacked[b])
     return None
+
+
+def _first_rows(fgraph, seq, n_steps):
+    """The first `n_steps` rows of `seq`: `seq` itself when its length is provably
+    `n_steps` (so the forward and backward scans stack the same array)."""
+    facts = size_facts(fgraph)
+    if facts.find(value_key(n_steps, facts)) == dim_key(fgraph, seq, 0):
+        return seq
+    return getitem(seq, slice(None, n_steps))
 
 
 def _stack_dimshuffle(n, stacked, outer_inv):
@@ -190,7 +222,7 @@ def scan_pushout_seqs(fgraph, node):
     args = ScanArgs.from_node(node)
     inv, _ = _invariants(op, args)
     n_steps = args.n_steps
-    stacked = {v: getitem(o, slice(None, n_steps))
+    stacked = {v: _first_rows(fgraph, o, n_steps)
                for v, o in zip(args.inner_in_seqs, args.outer_in_seqs)}
     origin = {v: args.seq_origins[k] for k, v in enumerate(args.inner_in_seqs)}
     outer_inv = _outer_of_invariant(args)

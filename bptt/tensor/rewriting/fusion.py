@@ -18,10 +18,11 @@ producer ``p`` of an input of a group node joins the group when
 
 A group is convex (no path leaves it and comes back), because only the root
 has clients outside. Groups of one node are left alone; 0-d graphs are not
-fused (scalars have no temporaries to save); neither are groups of additions
-only: sums of terms are what the scan push-outs read (``acc + (dot + dot)``
-is one product over the stacked steps), and a step graph is rewritten, fusion
-included, before its scan is pushed out of. The composite records every
+fused (scalars have no temporaries to save). Sums of terms (``acc + (dot +
+dot)``) are what the scan push-outs read, but fusion runs after them, on step
+graphs too (`compile/passes.py`), so sums fuse like anything else: the
+LSTM's recomputed pre-activations ``xW + hU + b`` are one loop over the T x B
+x 4H rows, not two with a temporary. The composite records every
 dtype of the nodes it replaces (`Composite.from_graph`), so values and dtypes
 are unchanged.
 """
@@ -31,7 +32,6 @@ from ...graph.rewriting import can_replace, graph_pass, replace_checked
 from ...graph.verify import checked_toposort
 from ..composite import Composite
 from ..elemwise import Elemwise
-from ..scalar_ops import Add
 
 
 def _pattern(var):
@@ -89,7 +89,7 @@ def fuse_elemwise(fgraph):
             continue
         group = fusion_group(fgraph, root, taken)
         taken |= group
-        if len(group) < 2 or all(isinstance(n.op.scalar_op, Add) for n in group):
+        if len(group) < 2:
             continue
         old = root.outputs[0]
         new = fused_node_output(sorted(group, key=position.__getitem__))
