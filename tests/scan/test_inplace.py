@@ -135,11 +135,19 @@ def _one_scan(ins, outs, exclude=()):
     return node
 
 
-def test_a_fresh_sequence_read_only_by_the_loop_holds_its_output():
+@pytest.mark.parametrize("make", [lambda X: T.concatenate([X, X]), lambda X: X * 3.0,
+                                  lambda X: T.tanh(X[::-1]) * 2.0 + 1.0])
+def test_a_fresh_sequence_read_only_by_the_loop_holds_its_output(make):
     X = T.matrix("X")
-    S = T.concatenate([X, X])                   # fresh, read only by the loop
-    node = _one_scan([X], [_doubling(S)])
+    node = _one_scan([X], [_doubling(make(X))])  # Join, Elemwise, Composite: fresh
     assert node.op.info.nit_sot_into_seq == (0,)
+
+
+def test_an_integer_elemwise_is_not_trusted_to_be_fresh():
+    # the reference perform of floor/round/sign on integers returns the input itself
+    X = T.imatrix("X")
+    node = _one_scan([X], [_doubling(X + 1, step=lambda x: x * 2)])
+    assert not node.op.info.nit_sot_into_seq
 
 
 @pytest.mark.parametrize("case", ["input", "shared", "other_reader", "output", "two_taps",

@@ -71,10 +71,12 @@ def fresh(var):
         return False
     # The reference `perform` returns an input itself for a one-input add/mul, an integer
     # floor/round and an empty Composite; float ufunc results are always new arrays.
-    scalar = op.scalar_op
-    if isinstance(scalar, _Variadic) and len(node.inputs) == 1:
-        return False
-    if isinstance(scalar, Composite) and not scalar.nodes:
+    scalar, n_args = op.scalar_op, len(node.inputs)
+    if isinstance(scalar, Composite):
+        if not scalar.nodes:
+            return False
+        scalar, n_args = scalar.nodes[-1][0], len(scalar.nodes[-1][1])   # its result
+    if isinstance(scalar, _Variadic) and n_args == 1:
         return False
     return var.dtype.startswith(("float", "complex"))
 
