@@ -24,8 +24,10 @@ without a destroy handler):
   `Elemwise`: see `fresh`); never a graph input, constant, shared value or output;
 * every reader of the base, directly or through such views, is this scan node
   at the sequence's position or at a state's initial value (the op copies
-  those into its own buffers before the first step), or a shape query; no view
-  of it is a graph output;
+  those into its own buffers before the first step), a shape query, or a slice
+  of rows the loop never writes (`_reads_other_rows`: after them, ``v[c:]`` with
+  ``c >= a + n`` beside ``seq = v[a:]``; before them, ``v[:S]`` beside a view of
+  ``v[S:]``); no other view of it is a graph output;
 * the sequence row and the nit_sot row have the same dtype and ndim, and
   static shapes that do not contradict; the run-time row shapes are compared
   when the nit_sot is allocated, and a mismatch falls back to fresh rows;
@@ -37,9 +39,9 @@ without a destroy handler):
   the row itself (same memory: the copy is the identity).
 
 The nit_sot's length must be n_steps (one row per step, never a ring); with
-``until`` the output is the executed rows. The pass runs after every other pass that could add a
-reader (`bptt/compile/passes.py`), and on step graphs only with the late
-gemm passes (an early step-graph rewrite could later be pushed out of the
+``until`` the output is the executed rows. The pass runs after every other
+pass that could add a reader (`bptt/compile/passes.py`), and on step graphs
+only with the late gemm passes (an early step-graph rewrite could later be pushed out of the
 loop and become a value read at every step).
 """
 from __future__ import annotations
