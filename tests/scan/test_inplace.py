@@ -225,3 +225,21 @@ def test_small_scans_keep_their_values(mode_name, name, t, rows, cols, seed):
     assert node.op.info.nit_sot_into_seq == (0,)
     x = np.random.default_rng(seed).standard_normal((t, rows, cols))
     assert_close(_call_keeps_inputs(after, [x]), before(x), name)
+
+
+def test_a_contiguous_view_typed_any_layout_reshapes_without_a_copy():
+    # The RNN's nit_sot is a reversed view of the loss cotangent; its reversal, read by the
+    # dU and dW products through a reshape, is contiguous at run time but typed "A".
+    import numba
+
+    from bptt.link.numba.alloc_runtime import c_contiguous
+
+    @numba.njit
+    def twice_reversed(x, step):
+        return c_contiguous(x[::-1][::-1][::step])
+
+    x = np.arange(12.0).reshape(6, 2)
+    assert np.shares_memory(twice_reversed(x, 1), x)
+    strided = twice_reversed(x, 2)                     # not contiguous: a copy
+    assert not np.shares_memory(strided, x) and strided.flags.c_contiguous
+    np.testing.assert_array_equal(strided, x[::2])

@@ -19,6 +19,7 @@ A negative size raises ValueError, as in NumPy.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.core.extending import intrinsic, overload
@@ -96,6 +97,10 @@ def _c_contiguous_overload(x):
         raise TypingError("c_contiguous: expected an array")
     if x.layout == "C":
         return lambda x: x
+    if x.layout == "A":
+        # Checked at run time: a contiguous view typed "A" (a reversed scan output's
+        # reversal) is returned as it is, not copied.
+        return lambda x: np.ascontiguousarray(x)
     from .scan_runtime import copy_into  # imports runtime, which imports this module
 
     def copy(x):
