@@ -16,6 +16,7 @@ import bptt
 import bptt.tensor as T
 from bptt.link.numba.runtime import alloc_empty, alloc_full, alloc_zeros, c_contiguous
 from bptt.scan.op import Scan
+from bptt.tensor.shape import sum_to, sum_to_shape
 
 _sizes = st.integers(0, 3)
 
@@ -139,3 +140,30 @@ def test_ring_buffers_come_back_in_step_order(ring, steps, seed):
     for t in range(steps):
         hs.append(np.tanh(x[t] + hs[-1]))
     np.testing.assert_allclose(ring(x, h0), np.stack(hs[1:])[-2:], rtol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def summed():
+    """SumTo (written inline): to the same rank, and with a leading dimension summed away."""
+    g, a, b = T.tensor3("g"), T.iscalar("a"), T.iscalar("b")
+    c = T.iscalar("c")
+    f = bptt.function([g, a, b, c], [sum_to(g, (a, b, c)), sum_to(g, (b, c))],
+                      mode="NUMBA")
+    src = f._fn.source
+    assert "sumto_1 = alloc_zeros(" in src and "def sum_to" not in src   # inline, no kernel
+    return f
+
+
+@given(st.tuples(_sizes, _sizes, _sizes), st.lists(st.booleans(), min_size=3, max_size=3))
+def test_sum_to_inline_matches_numpy(summed, shape, ones):
+    g = np.arange(np.prod(shape), dtype=float).reshape(shape) - 2.5
+    target = tuple(1 if one else s for s, one in zip(shape, ones))
+    got = summed(g, *target)
+    for out, want in zip(got, (sum_to_shape(g, target), sum_to_shape(g, target[1:]))):
+        assert out.shape == want.shape
+        np.testing.assert_array_equal(out, want)
+
+
+def test_sum_to_inline_rejects_a_target_g_does_not_broadcast_from(summed):
+    with pytest.raises(ValueError, match="not a broadcast"):
+        summed(np.zeros((2, 3, 4)), 2, 2, 4)

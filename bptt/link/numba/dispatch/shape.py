@@ -89,30 +89,26 @@ def {{name}}(x, shp):
 def _sum_to(op, node, ctx):
     g = node.inputs[0]
     n, m = g.ndim, len(node.inputs) - 1
-    lead = n - m
     if m == 0:
         return f"np.{g.dtype}(np.sum({{0}}))" if n else "{0}"
-    params = ", ".join(f"d{i}" for i in range(m))
-    shp = "(" + "".join(f"d{i}, " for i in range(m)) + ")"
-    gi = ", ".join(f"j{i}" for i in range(n))
-    oi = ", ".join(f"(j{lead + i} if d{i} != 1 else 0)" for i in range(m))
-    loops, ind = [], "    "
+    # Inline statements (a kernel was a compiled function per ndim pair, ~0.4 s each):
+    # out[.., j if d != 1 else 0, ..] += g[.., j, ..] over g, after checking that g is a
+    # broadcast of the target shape (writing out of bounds would corrupt memory).
+    p, lead = ctx.fresh("sumto"), n - m
+    d = [f"{{{i + 1}}}" for i in range(m)]
+    lines = []
+    for i in range(m):
+        lines += [f"if {d[i]} != 1 and {d[i]} != {{0}}.shape[{lead + i}]:",
+                  "    raise ValueError('sum_to: the gradient is not a broadcast of the input shape')"]
+    body, ind = [f"{p} = alloc_zeros(({''.join(f'{x}, ' for x in d)}), {{0}}.dtype)"], ""
     for i in range(n):
-        loops.append(f"{ind}for j{i} in range(g.shape[{i}]):")
+        body.append(f"{ind}for {p}_j{i} in range({{0}}.shape[{i}]):")
         ind += "    "
-    # Writing out of bounds would corrupt memory: check that g broadcasts from the target.
-    check = "\n".join(
-        f"    if d{i} != 1 and d{i} != g.shape[{lead + i}]:\n"
-        f"        raise ValueError('sum_to: the gradient is not a broadcast of the input shape')"
-        for i in range(m))
-    same = " and ".join(f"g.shape[{i}] == d{i}" for i in range(m))
-    fast = f"    if {same}:\n        return g\n" if not lead else ""
-    body = "\n".join(loops)
-    return Kernel(f"""
-def {{name}}(g, {params}):
-{check}
-{fast}    out = alloc_zeros({shp}, g.dtype)
-{body}
-{ind}out[{oi}] += g[{gi}]
-    return out
-""", "sum_to")
+    oi = ", ".join(f"({p}_j{lead + i} if {d[i]} != 1 else 0)" for i in range(m))
+    body.append(f"{ind}{p}[{oi}] += {{0}}[{', '.join(f'{p}_j{i}' for i in range(n))}]")
+    if lead:
+        return "\n".join(lines + body + [p])
+    same = " and ".join(f"{{0}}.shape[{i}] == {d[i]}" for i in range(m))
+    lines += [f"if {same}:", f"    {p}_out = {{0}}", "else:"]
+    lines += [f"    {line}" for line in body] + [f"    {p}_out = {p}"]
+    return "\n".join(lines + [f"{p}_out"])
