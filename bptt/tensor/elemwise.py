@@ -41,13 +41,18 @@ class Elemwise(Op):
     evaluated at once into a weak constant, as Python would (`_fold_weak`).
     """
 
-    __props__ = ("scalar_op",)
+    __props__ = ("scalar_op", "inplace_input")
 
-    def __init__(self, scalar_op):
+    def __init__(self, scalar_op, inplace_input=None):
         self.scalar_op = scalar_op
+        # Set only by the late `inplace_elemwise` rewrite: the output is written into the
+        # buffer of input `inplace_input`, which nothing reads afterwards.
+        self.inplace_input = inplace_input
 
     def __str__(self):
-        return self.scalar_op.name
+        if self.inplace_input is None:
+            return self.scalar_op.name
+        return f"{self.scalar_op.name}{{inplace_input={self.inplace_input}}}"
 
     def __call__(self, *inputs):
         inputs = [_as_input(x, self.scalar_op.name, k) for k, x in enumerate(inputs)]
@@ -76,7 +81,12 @@ class Elemwise(Op):
                 for x, dt in zip(inputs, in_dtypes)]
         with np.errstate(all="ignore"):
             out = self.scalar_op.impl(*args)
-        output_storage[0][0] = np.asarray(out, dtype=out_dtype)
+        out = np.asarray(out, dtype=out_dtype)
+        target = None if self.inplace_input is None else inputs[self.inplace_input]
+        if target is not None and target.shape == out.shape:   # as the numba loop does
+            np.copyto(target, out)
+            out = target
+        output_storage[0][0] = out
 
     def L_op(self, inputs, outputs, output_grads):
         from .basic import zeros_like
