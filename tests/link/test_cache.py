@@ -43,8 +43,20 @@ def matmul(dtype):
     f = bptt.function([A, B], T.dot(A, B).sum(axis=0))
     return f, (np.arange(6, dtype=dtype).reshape(2, 3), np.ones((3, 2), dtype))
 
+def bad_broadcast(dtype):
+    # raises from compiled helpers with run-time values (the shapes): elementwise, Alloc
+    a, b, c = T.matrix("a", dtype=dtype), T.matrix("b", dtype=dtype), T.vector("c", dtype=dtype)
+    f = bptt.function([a, b, c], [T.tanh(a * b + c), T.alloc(c, 2, 3)])
+    return f, (np.zeros((2, 3), dtype), np.zeros((3, 3), dtype), np.zeros(3, dtype))
+
+def bad_alloc(dtype):
+    c = T.vector("c", dtype=dtype)
+    f = bptt.function([c], T.alloc(c, 2, 3))
+    return f, (np.zeros(4, dtype),)
+
 GRAPHS = {"tanh64": lambda: tanh_layer("float64"), "tanh32": lambda: tanh_layer("float32"),
-          "mm64": lambda: matmul("float64"), "mm32": lambda: matmul("float32")}
+          "mm64": lambda: matmul("float64"), "mm32": lambda: matmul("float32"),
+          "bcast64": lambda: bad_broadcast("float64"), "alloc64": lambda: bad_alloc("float64")}
 report = {"hits": 0, "misses": 0, "results": {}}
 with event.install_listener("numba:compile", Listener()):
     for name in sys.argv[1].split(","):
@@ -52,7 +64,11 @@ with event.install_listener("numba:compile", Listener()):
         stats = f._fn.numba_function.stats
         report["hits"] += sum(stats.cache_hits.values())
         report["misses"] += sum(stats.cache_misses.values())
-        out = f(*args)
+        try:
+            out = f(*args)
+        except Exception as e:
+            report["results"][name] = [type(e).__name__, str(e).splitlines()[0]]
+            continue
         report["results"][name] = [np.asarray(o).tolist() for o in (out if isinstance(out, list) else [out])]
 report["compiled"] = compiled
 report["cache"] = type(f._fn.numba_function._cache).__name__
@@ -91,6 +107,20 @@ def test_a_second_process_loads_compiled_code_instead_of_compiling(tmp_path):
     assert second["compiled"] == []
     assert second["results"] == first["results"]
     assert first["cache"] == "DiskCache"
+
+
+def test_errors_with_run_time_values_keep_their_message_when_loaded_from_the_cache(tmp_path):
+    # The helpers that raise them are exec'd source; numba rebuilt their environment
+    # only when they had a module name, else the cached raise became a RuntimeError.
+    cache_dir = tmp_path / "cache"
+    first = _run(tmp_path, ["bcast64", "alloc64"], cache_dir)
+    second = _run(tmp_path, ["bcast64", "alloc64"], cache_dir)
+    assert second["hits"] == 2 and second["compiled"] == []
+    assert second["results"] == first["results"]
+    kind, message = second["results"]["bcast64"]
+    assert kind == "ValueError" and "could not be broadcast" in message
+    kind, message = second["results"]["alloc64"]
+    assert kind == "ValueError" and "(4,)" in message and "(2, 3)" in message
 
 
 def test_an_empty_cache_dir_disables_the_disk_cache(tmp_path):

@@ -37,7 +37,11 @@ def _source(nd):
 def _implementations(max_nd=8):
     impls = {}
     for nd in range(1, max_nd + 1):
-        ns = {}
+        # A function exec'd without __name__ belongs to module "builtins": numba then
+        # cannot rebuild its environment when a caller is loaded from the disk cache, and
+        # a raise with run-time values there ends as "RuntimeError: Error creating Python
+        # tuple from runtime exception arguments" instead of the ValueError.
+        ns = {"__name__": __name__}
         exec(_source(nd), ns)  # noqa: S102  (fixed, generated text)
         impls[nd] = ns[f"broadcast_shape_{nd}"]
     return impls

@@ -146,7 +146,7 @@ def _make_broadcast_helpers(max_nd=6):
     helpers = {}
     for nd in range(1, max_nd + 1):
         for xnd in range(1, nd + 1):
-            ns = {}
+            ns = {"__name__": __name__}    # see elemwise_runtime._implementations
             exec(_broadcast_into_source(nd, xnd), ns)  # noqa: S102  (fixed, generated text)
             helpers[nd, xnd] = ns[f"broadcast_into_{nd}_{xnd}"]
     return helpers
