@@ -23,6 +23,7 @@ from ..scan.rewriting.inplace import scan_nit_sot_into_seq_pass
 from ..scan.rewriting.shapes import scan_step_shapes
 from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
 from ..tensor.rewriting.fusion import fuse_elemwise
+from ..tensor.rewriting.inplace_elemwise import inplace_elemwise_pass
 from ..tensor.rewriting.reorder import sequence_memory_pass
 from ..tensor.rewriting import (canonical_rewriters, constant_folding, merge, remove_dead_code,
                                 shape_rewriters)
@@ -66,7 +67,7 @@ def _fingerprint(fgraph):
 
 # The gemm and fusion passes hide `add(z, dot)` from the scan push-outs: step graphs get them last.
 _GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm", "fuse_elemwise",
-                "scan_nit_sot_into_seq")
+                "scan_nit_sot_into_seq", "inplace_elemwise")
 
 
 def _run_without_gemm(fgraph):
@@ -129,6 +130,8 @@ pm.add_pass(ScanInnerRewrite(lambda fg: _run_gemm_passes(fg), name="scan_inner_g
             "step graphs get the gemm passes only now: the push-outs above match dot + add")
 pm.add_pass(scan_nit_sot_into_seq_pass, "a nit_sot is stored in the rows of a sequence nothing "
             "reads after its step (the backward cotangent in the loss cotangent's buffer)")
+pm.add_pass(inplace_elemwise_pass, "an elementwise loop writes into a fresh input nothing else "
+            "reads (last: no later rewrite sees the flag; the LSTM's x @ Wx + h @ Wh + b)")
 pm.add_pass(remove_dead_code, "the linker and printer see only the nodes an output needs")
 
 

@@ -108,7 +108,7 @@ class Elemwise(Op):
     def R_op(self, inputs, eval_points):
         from .basic import zeros_like
 
-        out = self(*inputs)
+        out = Elemwise(self.scalar_op)(*inputs)   # never a flagged node in a new graph
         total = None
         for p, ev in zip(self.scalar_op.partials(inputs, out), eval_points):
             if ev is None or p is None or (isinstance(p, (int, float)) and p == 0):

@@ -39,6 +39,7 @@ import weakref
 import numpy as np
 
 from ...graph.basic import Constant
+from ..assertion import Check
 from ..basic import Alloc, Join, MakeVector
 from ..elemwise import Elemwise
 from ..math import Dot, Reduce
@@ -243,8 +244,8 @@ def value_key(s, facts):
     known = None
     if node is not None and isinstance(node.op, Shape_i):
         known = _key_of_dim(facts, node.inputs[0], node.op.i)
-    elif node is not None and _is_int_cast(node):
-        return value_key(node.inputs[0], facts)
+    elif node is not None and (_is_int_cast(node) or isinstance(node.op, Check)):
+        return value_key(node.inputs[0], facts)   # a Check returns its input unchanged
     elif node is not None and is_shape_entry(node):
         known = _key_of_dim(facts, node.inputs[0].owner.inputs[0], shape_entry_index(node))
     return known if known is not None else ("value", s)
