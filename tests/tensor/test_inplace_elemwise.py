@@ -114,3 +114,9 @@ def test_values_equal_the_graph_without_the_pass(mode_name, m, k, n, x_rows_one,
         np.testing.assert_array_equal(a, c)      # the caller's arrays are never written
     assert actual.shape == expected.shape and actual.dtype == expected.dtype
     np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-14)
+
+
+def test_the_numba_loop_writes_into_the_product_when_the_shapes_match():
+    before, after = _functions("NUMBA")
+    assert "_out = v0\n" in after._fn.source     # v0: the product, input 0 of the loop
+    assert "_out = v0\n" not in before._fn.source
