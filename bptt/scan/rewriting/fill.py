@@ -19,10 +19,13 @@ else reads it, it is never allocated.
 
 The loop checked that the sequence has at least ``n_steps`` rows. That check
 is kept unless the size facts (`bptt.tensor.rewriting.sizes`) prove the
-length equals ``n_steps`` (or both are known and the length is not smaller): the loop's ``n_steps`` becomes
-``check(n_steps, L >= n_steps, ...)`` with the loop's own message, where
-``L = seq.shape[0]`` (which the shape rewrites compute from the alloc's
-sizes, not from the array). A sequence whose row the step does not read is
+length equals ``n_steps`` (or both are known and the length is not smaller):
+the row's first size ``d1`` (the value for a scalar row) is passed as
+``check(d1, L >= n_steps, ...)`` with the loop's own message, where ``L`` is
+the length of the same slices of a one-byte-per-row proxy (`fill_length`),
+not of the fill. ``n_steps`` itself is left alone: rewrites compare it by
+identity (a nit_sot's length is ``n_steps``), and `sizes.value_key` sees
+through the `Check`, so the step still knows ``d1``'s size. A sequence whose row the step does not read is
 left to `scan_remove_unused`.
 
 It runs after `scan_save_mem`, which makes the sequence: the backward
@@ -103,12 +106,13 @@ def _proved_long_enough(fgraph, seq, n_steps):
     return steps[0] == rows[0] == "const" and rows[1] >= steps[1]
 
 
-def _length_check(args, k, slices, n_steps):
-    rows = fill_length(slices)
+def _length_check(args, k, slices, x):
+    """`x` checked to run only with a fill of at least ``n_steps`` rows (the loop's message)."""
+    n_steps, rows = args.n_steps, fill_length(slices)
     name = (args.name or "scan").replace("{", "{{").replace("}", "}}")
     msg = (f"scan '{name}': sequence {k} has {{}} rows, fewer than n_steps={{}}; "
            "pass a longer sequence or a smaller n_steps")
-    return check(n_steps, ge(rows, n_steps), msg, rows, n_steps)
+    return check(x, ge(rows, n_steps), msg, rows, n_steps)
 
 
 def _inner_value(args, v):
@@ -148,19 +152,21 @@ def scan_fill_sequences(fgraph, node):
             found.append((k, src))
     if not found:
         return None
-    mapping, n_steps = {}, args.n_steps
+    mapping = {}
     for k, (value, row, slices) in found:
         inner = args.inner_in_seqs[k]
-        new = Alloc()(_inner_value(args, value), *(_inner_value(args, d) for d in row))
+        parts = [value] + list(row)
+        if not _proved_long_enough(fgraph, args.outer_in_seqs[k], args.n_steps):
+            # the row's first size (the value for a scalar row) carries the length check
+            at = 1 if row else 0
+            parts[at] = _length_check(args, k, slices, parts[at])
+        new = Alloc()(*(_inner_value(args, v) for v in parts))
         if new.type != inner.type:
             return None
         mapping[inner] = new
-        if not _proved_long_enough(fgraph, args.outer_in_seqs[k], args.n_steps):
-            n_steps = _length_check(args, k, slices, n_steps)
     args.replace_inner(mapping)
     for k, _ in reversed(found):
         args.remove("seqs", k)
-    args.n_steps = n_steps
     # The fill's first rows are often also an initial state (the zeros cotangent's first
     # row): that view would keep the whole fill allocated.
     for cat, j, new in _filled_initial_states(args):
