@@ -13,6 +13,7 @@ from ..graph.rewriting import Fixpoint, InToOut
 from ..graph.verify import verify
 from ..scan.rewriting.basic import (scan_inline_constants_pass, scan_merge_inputs_pass,
                                    scan_remove_unused_pass)
+from ..scan.rewriting.fill import scan_fill_sequences_pass
 from ..scan.rewriting.inner import ScanInnerRewrite
 from ..scan.rewriting.pushout import (scan_pushout_accumulators_pass, scan_pushout_non_seqs_pass,
                                       scan_pushout_seqs_pass)
@@ -118,6 +119,8 @@ pm.add_pass(scan_step_shapes, "step graphs know the sizes their outer inputs pro
                               "changes nothing")
 pm.add_pass(scan_save_mem, "scan outputs read only at their last rows keep only those rows "
                            "(after merge: a ring scan no longer merges with its twin)")
+pm.add_pass(scan_fill_sequences_pass, "a sequence that is one value everywhere is a row "
+            "computed in the step (after save_mem made the LSTM's zeros cotangent of c one)")
 pm.add_pass(sequence_memory_pass, "no T-long array kept alive by an empty join, added into a "
             "zeros copy, or copied reversed across the backward loop for a weight gradient")
 pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding],
