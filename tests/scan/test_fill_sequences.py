@@ -135,7 +135,9 @@ def test_lstm_gradient_values_py(name, data):
     _check_lstm(name, "PY", data)
 
 
-@pytest.mark.parametrize("name", ["plain", "symbolic_backwards_truncate"])
+# NUMBA compiles one LSTM gradient per config (~30 s CPU each): the config with every
+# feature exercises the same lowering as "plain"; PY above checks every config.
+@pytest.mark.parametrize("name", ["symbolic_backwards_truncate"])
 @settings(max_examples=8, deadline=None)
 @given(data=_lstm_data())
 def test_lstm_gradient_values_numba(name, data):
