@@ -1,6 +1,8 @@
-"""Pieces several test modules share: pass exclusion, the LSTM step, the backward step's nodes."""
+"""Pieces several test modules share: pass exclusion, the LSTM step and gradient graph,
+the backward step's nodes."""
 import contextlib
 
+import bptt
 import bptt.tensor as T
 from bptt.config import config
 from bptt.graph.traversal import toposort
@@ -29,6 +31,18 @@ def lstm_step(x, h, c, Wx, Wh, b):
     c_new = f * c + i * g
     return o * T.tanh(c_new), c_new
 
+
+
+def lstm_grad_graph():
+    """(inputs, [loss] + gradients wrt all inputs but X) of an LSTM over X with the loss
+    0.5 * sum(h ** 2), as the benchmark's: inputs X, h0, c0, Wx, Wh, b."""
+    X, h0, c0 = T.tensor3("X"), T.matrix("h0"), T.matrix("c0")
+    Wx, Wh, b = T.matrix("Wx"), T.matrix("Wh"), T.vector("b")
+    (hs, cs), _ = bptt.scan(lstm_step, sequences=X, outputs_info=[h0, c0],
+                            non_sequences=[Wx, Wh, b])
+    loss = 0.5 * (hs ** 2).sum()
+    ins = [X, h0, c0, Wx, Wh, b]
+    return ins, [loss] + bptt.grad(loss, ins[1:])
 
 def backward_step(f):
     """(op, inner nodes in order) of the compiled function `f`'s backward ("grad of") scan."""

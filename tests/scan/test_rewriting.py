@@ -23,7 +23,7 @@ from bptt.scan import Scan
 from bptt.tensor.math import Dot
 from bptt.tensor.shape import DimShuffle
 
-from ..helpers import excluding, lstm_step
+from ..helpers import excluding, lstm_grad_graph
 from .reference import scan_reference
 
 from bptt.compile.passes import pm
@@ -168,20 +168,10 @@ def test_pushout_seqs_makes_one_product_over_all_steps():
 
 
 
-def _lstm_grad_graph():
-    X, h0, c0 = T.tensor3("X"), T.matrix("h0"), T.matrix("c0")
-    Wx, Wh, b = T.matrix("Wx"), T.matrix("Wh"), T.vector("b")
-    (hs, cs), _ = bptt.scan(lstm_step, sequences=X, outputs_info=[h0, c0],
-                            non_sequences=[Wx, Wh, b])
-    loss = 0.5 * (hs ** 2).sum()
-    ins = [X, h0, c0, Wx, Wh, b]
-    return ins, [loss] + bptt.grad(loss, ins[1:])
-
-
 def test_backward_reads_the_forward_product_of_the_reversed_sequence():
     # The LSTM's backward step recomputes z_t = x_t @ Wx + ...; pushed out, that is a
     # product over x[::-1], which is the reversed forward product x @ Wx: one product.
-    ins, outs = _lstm_grad_graph()
+    ins, outs = lstm_grad_graph()
     fg = rewritten(ins, outs)
     Wx = fg.inputs[3]
     on_x = [n for n in toposort(fg.outputs, blockers=fg.inputs)
@@ -193,7 +183,7 @@ def test_backward_reads_the_forward_product_of_the_reversed_sequence():
 # LSTM gradient (shared reversed product included) and checks it against NumPy's BPTT.
 @pytest.mark.parametrize("mode", ["PY"])
 def test_lstm_gradient_with_the_shared_product_keeps_values(mode):
-    ins, outs = _lstm_grad_graph()
+    ins, outs = lstm_grad_graph()
     rng = np.random.default_rng(3)
     t, bsz, nin, nh = 5, 2, 3, 4
     data = [rng.standard_normal((t, bsz, nin)), 0.5 * rng.standard_normal((bsz, nh)),

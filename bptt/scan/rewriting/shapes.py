@@ -45,12 +45,12 @@ backward steps keep theirs (1 and 7); an RNN whose initial state is
 """
 from __future__ import annotations
 
-from ...graph.fg import FunctionGraph
 from ...graph.rewriting import Fixpoint, GraphRewriter, InToOut, can_replace, record
 from ...graph.traversal import toposort
 from ...tensor.rewriting.sizes import shape_keys, size_facts, value_key
 from ...tensor.type import TensorType
 from ..op import Scan
+from .inner import rewrite_inner_op
 
 
 def seed_step_facts(outer_fgraph, node, step):
@@ -101,13 +101,11 @@ def _simplify(step):
 def step_with_outer_shapes(outer_fgraph, node):
     """A Scan op equal to ``node.op`` whose step was rewritten knowing the sizes the outer
     graph proves, or None when that changed nothing."""
-    op = node.op
-    step = FunctionGraph(op.inner_inputs, op.inner_outputs, clone=True)
-    seed_step_facts(outer_fgraph, node, step)
-    _simplify(step)
-    new = Scan(step.inputs, step.outputs, op.info, seq_origins=op.seq_origins,
-               output_labels=op.output_labels, profile=op.profile)
-    return None if new == op else new
+    def pipeline(step):
+        seed_step_facts(outer_fgraph, node, step)
+        _simplify(step)
+
+    return rewrite_inner_op(node.op, pipeline)
 
 
 class ScanStepShapes(GraphRewriter):
