@@ -83,7 +83,8 @@ def alloc_full(typingctx, shape, value, dtype):
 
 
 def c_contiguous(x):
-    """`x` itself if its numba layout is C-contiguous, else a C-contiguous copy.
+    """`x` itself if it is C-contiguous (by its numba layout, or checked at run time for
+    layout "A"), else a C-contiguous copy.
 
     ``np.ascontiguousarray`` compiles a function of its own for every array
     type, even when it returns its argument; this is inlined into the caller.
