@@ -21,11 +21,10 @@ from hypothesis import strategies as st
 
 import bptt
 import bptt.tensor as T
-from bptt.graph.fg import FunctionGraph
-from bptt.graph.traversal import toposort
-from bptt.scan import Scan
 
 from ..helpers import excluding, lstm_step
+from .test_rewriting import backward_scan as backward
+from .test_rewriting import rewritten, scans
 
 import bptt.compile.passes  # noqa: F401  (loads the rewrite modules)
 
@@ -37,22 +36,6 @@ def compiled(inputs, outputs, mode, exclude=()):
     with excluding(exclude):
         return bptt.function(inputs, outputs, mode=mode, on_unused_input="ignore")
 
-
-def rewritten(inputs, outputs, exclude=()):
-    from bptt.compile.passes import run_passes
-
-    fg = FunctionGraph(inputs, outputs)
-    run_passes(fg, exclude=exclude)
-    return fg
-
-
-def scans(fg):
-    return [n for n in toposort(fg.outputs, blockers=fg.inputs) if isinstance(n.op, Scan)]
-
-
-def backward(fg):
-    (node,) = [n for n in scans(fg) if n.op.info.name.startswith("grad of")]
-    return node
 
 
 def assert_close(actual, expected, what):

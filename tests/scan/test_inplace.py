@@ -21,7 +21,7 @@ import bptt
 import bptt.tensor as T
 from bptt.scan.info import ScanInfo
 
-from .test_rewriting import assert_close, compiled, rewritten, scans
+from .test_rewriting import assert_close, compiled, rewritten, rnn_data, scans
 
 PASS = ("scan_nit_sot_into_seq",)
 
@@ -81,17 +81,6 @@ def test_rnn_backward_cotangent_is_stored_in_the_loss_cotangent(name):
     assert ", nit_sot 0 into seq" in str(backward.op)         # what debugprint shows
 
 
-@st.composite
-def _data(draw, until=False):
-    t = draw(st.integers(0, 5))
-    bsz, nin, nh = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
-    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
-    return [rng.standard_normal((t, bsz, nin)), 0.5 * rng.standard_normal((bsz, nh)),
-            rng.standard_normal((nin, nh)), 0.5 * rng.standard_normal((nh, nh)),
-            rng.standard_normal(nh), np.int32(draw(st.integers(0, t))),
-            np.float64(draw(st.floats(-2.0, 2.0)))]
-
-
 _FUNCTIONS = {}
 
 
@@ -111,14 +100,14 @@ def _call_keeps_inputs(f, data):
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-@given(data=_data())
+@given(data=rnn_data(min_steps=0))
 def test_rnn_values_and_gradients_py(name, data):
     before, after = _functions(name, "PY")
     assert_close(_call_keeps_inputs(after, data), before(*data), name)
 
 
 @pytest.mark.parametrize("name", ["symbolic", "all"])
-@given(data=_data())
+@given(data=rnn_data(min_steps=0))
 def test_rnn_values_and_gradients_numba(name, data):
     before, after = _functions(name, "NUMBA")
     assert_close(_call_keeps_inputs(after, data), before(*data), name)

@@ -263,8 +263,9 @@ def _model(cfg):
 
 
 @st.composite
-def _data(draw):
-    t, bsz, nin, nh = (draw(st.integers(2, 5)), draw(st.integers(1, 3)),
+def rnn_data(draw, min_steps=2):
+    """Arguments of `_model`'s functions: X, h0, U, W, b, n, stop."""
+    t, bsz, nin, nh = (draw(st.integers(min_steps, 5)), draw(st.integers(1, 3)),
                        draw(st.integers(1, 3)), draw(st.integers(1, 3)))
     seed = draw(st.integers(0, 2 ** 16))
     rng = np.random.default_rng(seed)
@@ -291,18 +292,18 @@ def _check_config(name, mode, data):
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-@given(data=_data())
+@given(data=rnn_data())
 def test_rewrites_keep_values_and_gradients_py(name, data):
     _check_config(name, "PY", data)
 
 
 @pytest.mark.parametrize("name", ["symbolic", "until_truncate"])
-@given(data=_data())
+@given(data=rnn_data())
 def test_rewrites_keep_values_and_gradients_numba(name, data):
     _check_config(name, "NUMBA", data)
 
 
-@given(data=_data())
+@given(data=rnn_data())
 def test_forward_matches_numpy_loop(data):
     X, h0v, Uv, Wv, bv, n, _ = data
     before, after = _functions("symbolic", "PY")
