@@ -18,6 +18,7 @@ from ..scan.rewriting.inner import ScanInnerRewrite
 from ..scan.rewriting.pushout import (scan_pushout_accumulators_pass, scan_pushout_non_seqs_pass,
                                       scan_pushout_seqs_pass)
 from ..scan.rewriting.pushout import scan_pushout_last_step_pass
+from ..scan.rewriting.reuse import scan_reuse_forward
 from ..scan.rewriting.merge import scan_merge, scan_merge_outputs_pass
 from ..scan.rewriting.savemem import scan_save_mem
 from ..scan.rewriting.inplace import scan_nit_sot_into_seq_pass
@@ -103,6 +104,8 @@ pm.add_pass(ScanInnerRewrite(lambda fg: _run_without_gemm(fg)),
             "step graphs get every rewrite the outer graph gets (recursively)")
 pm.add_pass(scan_pushout_last_step_pass, "an output read only at [-1] is computed once after the "
                                           "loop (before seq push-out would stack all T rows)")
+pm.add_pass(scan_reuse_forward, "a backward step reads the products its forward step computed "
+                                "(recorded as a nit_sot) instead of recomputing them (LSTM z)")
 pm.add_pass(scan_pushout_non_seqs_pass, "loop-invariant step work runs once, before the loop")
 pm.add_pass(scan_pushout_seqs_pass, "per-step products of sequence rows become one product "
                                     "over all steps")

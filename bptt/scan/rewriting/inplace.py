@@ -91,11 +91,36 @@ def _row_view(node):
         isinstance(e, SliceSpec) and e.step in (None, 1, -1) for e in node.op.idx_list)
 
 
+def _reshape(node):
+    from ...tensor.shape import Reshape
+
+    return isinstance(node.op, Reshape)
+
+
 def _base(var):
-    """The variable `var` is a row view of (itself when it is none)."""
-    while var.owner is not None and _row_view(var.owner):
+    """The variable `var` is a row view or reshape of (itself when it is none).
+
+    A reshape of a C-contiguous array is a view whose rows are disjoint regions
+    of it; of any other array, a copy (then its rows are the copy's).
+    """
+    while var.owner is not None and (_row_view(var.owner) or _reshape(var.owner)):
         var = var.owner.inputs[0]
     return var
+
+
+def _owned(var):
+    """Whether `var` is memory no other variable views: `fresh`, a product (a `Dot`, or a
+    `Gemm` that does not write into its `z`), or a scan's nit_sot output (its own rows, or
+    those of a sequence only that scan reads: `scan_nit_sot_into_seq`)."""
+    from ...tensor.blas import Gemm
+    from ...tensor.math import Dot
+
+    node = var.owner
+    if fresh(var) or node is None or getattr(var.type, "ndim", 0) == 0:
+        return fresh(var)
+    if isinstance(node.op, Dot) or (isinstance(node.op, Gemm) and not node.op.inplace):
+        return True
+    return isinstance(node.op, Scan) and node.outputs.index(var) in node.op.info.outer_out_nit_sot
 
 
 def _scan_positions(fgraph, base, scan_node, seq):
@@ -121,7 +146,7 @@ def _scan_positions(fgraph, base, scan_node, seq):
             elif isinstance(client.op, (Shape, Shape_i)) or _reads_other_rows(fgraph, client,
                                                                                seq, scan_node):
                 continue
-            elif _row_view(client) and i == 0:
+            elif (_row_view(client) or _reshape(client)) and i == 0:
                 todo.append(client.outputs[0])
             else:
                 return None
@@ -212,7 +237,7 @@ def _only_reader(fgraph, node, j):
     info = node.op.info
     seq_pos = info.outer_in_seqs[j]
     base = _base(node.inputs[seq_pos])
-    if not fresh(base):
+    if not _owned(base):
         return False
     positions = _scan_positions(fgraph, base, node, node.inputs[seq_pos])
     if positions is None or positions.count(seq_pos) != 1:

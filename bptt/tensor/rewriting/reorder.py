@@ -367,10 +367,11 @@ def sum_over_steps_in_order(fgraph, node):
         return None
     if not (_folds_leading_axes(fgraph, a, shp_a) and _folds_leading_axes(fgraph, b, shp_b)):
         return None
-    for d in range(a.ndim - 1):           # rows of a and b pair up step by step
-        la = lin_length(fgraph, a, d)
-        if la is None or la != lin_length(fgraph, b, d):
-            return None
+    # Rows of a and b pair up step by step when their step axes are equal: the dot itself
+    # checks that both fold as many rows, so each step then folds as many in both.
+    la = lin_length(fgraph, a, 0)
+    if la is None or la != lin_length(fgraph, b, 0):
+        return None
     operands = _reversal_free_operands(fgraph, a, b)
     if operands is None:
         return None
