@@ -186,19 +186,19 @@ def test_shapes_that_do_not_broadcast_raise(mode, shapes):
         f(*[np.zeros(s) for s in shapes])
 
 
-def test_loop_reads_broadcastable_dimensions_with_multipliers():
+def test_loop_reads_arrays_through_flat_views_with_element_strides():
     a, r = T.matrix("a"), T.tensor("float32", (1, None))
     node = (a * r).owner
     src = loop_source(node.op, node)
     assert "d0, d1, = broadcast_shape(((i0.shape[0], i0.shape[1], ), (-1, i1.shape[1], ), ))" \
         in src and "np.broadcast" not in src
-    # dim 0 of `a` meets only r's static 1: nothing can broadcast against it there
-    assert "i0[j0, j1 * m0_1]" in src and "i1[0, j1 * m1_1]" in src
-    node = T.tanh(a).owner                                    # one input: nothing broadcasts
-    assert "i0[j0, j1]" in loop_source(node.op, node)
+    # a size-1 dimension has element stride 0 (no multiplier); r's static 1 is not read
+    assert "x0 = f0[np.uint64(o0 + j0 * e0[0] + j1 * e0[1])]" in src
+    assert "x1 = f1[np.uint64(o1 + j1 * e1[1])]" in src
+    assert "fout[np.uint64(oout + j0 * eout[0] + j1 * eout[1])] =" in src
     node = (T.tensor("float64", (1, 1)) * T.scalar()).owner
     src = loop_source(node.op, node)
-    assert "i0[0, 0]" in src and "m0_" not in src
+    assert "i0[0, 0]" in src and "elem_view(i0)" not in src
 
 
 def test_loops_are_written_into_the_graph_function():
@@ -206,7 +206,7 @@ def test_loops_are_written_into_the_graph_function():
     f = bptt.function([a, b], [T.tanh(a * b) - a, T.exp(b)], mode="NUMBA")
     src = f._fn.source
     assert src.count("@jit") == 1 and src.count("alloc_empty(") == 2
-    assert "for ew_j1 in range(ew_d1):" in src and "ew_1_out[ew_1_j0, ew_1_j1] =" in src
+    assert "for ew_j1 in range(ew_d1):" in src and "ew_1_fout[np.uint64(ew_1_oout + ew_1_j0 * ew_1_eout[0]" in src
 
 
 def test_0d_outputs_stay_inline_scalars():
