@@ -15,7 +15,14 @@ happens instead of several passes later in the linker. The invariants:
 """
 from __future__ import annotations
 
+import weakref
+
 from .basic import Constant
+
+# node -> (op, inputs, output types) it had when `_check_make_node` last passed.
+# Rewrites edit few nodes per pass, and rebuilding every node after every pass was
+# most of the check's cost; a node made of the same objects as then builds the same.
+_built_ok = weakref.WeakKeyDictionary()
 
 
 class IRError(RuntimeError):
@@ -135,7 +142,8 @@ def _check_clients(fgraph):
             else:
                 ok = client in fgraph.apply_nodes and i < len(client.inputs) \
                     and client.inputs[i] is var
-                what = f"input {i} of node {_name(client)}"
+                if not ok:   # named only on failure: naming every client is slow
+                    what = f"input {i} of node {_name(client)}"
             if not ok:
                 raise IRError(f"{var.describe()} lists {what} as a client, which reads "
                               "another variable")
@@ -171,6 +179,10 @@ def _check_constant(c, node):
 
 
 def _check_make_node(node):
+    now = (node.op, *node.inputs, *(out.type for out in node.outputs))
+    seen = _built_ok.get(node)
+    if seen is not None and len(seen) == len(now) and all(a is b for a, b in zip(seen, now)):
+        return
     try:
         fresh = node.op.make_node(*node.inputs)
     except Exception as exc:  # any failure means the node could not be built today
@@ -184,3 +196,4 @@ def _check_make_node(node):
         if why is not None:
             raise IRError(f"node {_name(node)}: output {i} is {have.type}, but make_node "
                           f"gives {want.type}: {why}")
+    _built_ok[node] = now

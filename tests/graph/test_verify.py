@@ -127,3 +127,26 @@ def test_grad_hook_verifies_its_result(monkeypatch):
     x = T.vector("x")
     bptt.grad(T.exp(x).sum(), x)
     assert seen == ["in the graph built by grad"]
+
+
+def test_a_node_verified_before_is_checked_again_once_it_changes():
+    # verify remembers the nodes it rebuilt; whatever changes in one afterwards (an
+    # output type, an input, the op) must be caught again.
+    x = T.vector("x")
+    fg, add_node, _ = _graph()
+    verify(fg)
+    add_node.outputs[0].type = TensorType("float32", (None,))
+    with pytest.raises(IRError, match="node add.*dtype float32 differs from float64"):
+        verify(fg)
+
+    fg, add_node, _ = _graph()
+    verify(fg)
+    fg.change_input(add_node, 1, T.constant(np.zeros((2, 2))))
+    with pytest.raises(IRError, match=r"node add.*1 dimension\(s\) instead of 2"):
+        verify(fg)
+
+    fg, add_node, _ = _graph()
+    verify(fg)
+    add_node.op = T.lt(x, x).owner.op   # same inputs, a boolean output
+    with pytest.raises(IRError, match="node lt.*make_node gives Tensor.bool"):
+        verify(fg)
