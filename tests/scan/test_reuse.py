@@ -104,3 +104,33 @@ def _check(name, mode, data):
     assert_close(after(*data), before(*data), f"{name} {mode}")
     for a, b in zip(args, data):
         np.testing.assert_array_equal(a, b)     # the caller's arrays are not written
+
+
+# -- another model: the state is not the product's tanh, so the backward recomputes it -------
+def _scaled_rnn():
+    X, h0, U, W = T.tensor3("X"), T.matrix("h0"), T.matrix("U"), T.matrix("W")
+    hs, _ = bptt.scan(lambda x, h, U, W: 0.5 * T.tanh(T.dot(x, U) + T.dot(h, W)),
+                      sequences=X, outputs_info=h0, non_sequences=[U, W])
+    loss = (hs ** 2).sum()
+    return [X, h0, U, W], [loss] + bptt.grad(loss, [U, W, h0, X])
+
+
+def test_a_recomputed_rnn_pre_activation_is_read_from_the_forward():
+    ins, outs = _scaled_rnn()
+    fwd, bwd = _pair(rewritten(ins, outs))
+    assert fwd.op.info.n_nit_sot == 1 and not _multiplies_a_row(bwd.op)
+    fwd0, bwd0 = _pair(rewritten(ins, outs, exclude=(PASS,)))
+    assert fwd0.op.info.n_nit_sot == 0
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=_lstm_data())
+def test_scaled_rnn_values_match_without_the_pass_py(data):
+    X, h0, _, Wx, Wh, _, _ = data
+    nh = h0.shape[1]
+    args = [X, h0, Wx[:, :nh], Wh[:, :nh]]          # U (In, H), W (H, H)
+    if "scaled" not in _FUNCS:
+        ins, outs = _scaled_rnn()
+        _FUNCS["scaled"] = (compiled(ins, outs, "PY", (PASS,)), compiled(ins, outs, "PY"))
+    before, after = _FUNCS["scaled"]
+    assert_close(after(*args), before(*args), "scaled rnn")
