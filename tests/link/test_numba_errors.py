@@ -40,3 +40,21 @@ def test_reformat_builds_message_and_keeps_type():
     plain = ValueError("no template", 3)
     assert reformat(plain) is plain
     assert template("Scan{a}") == "Scan{{a}}"
+
+
+def test_broadcast_error_shows_the_operands_own_shapes():
+    # The loop aligns a vector of 3 with a matrix as (-2, 3): the message must say (3,).
+    x, m = T.vector("x"), T.matrix("m")
+    s = T.tensor("float64", (None, 1))          # a dimension of static size 1 (-1)
+    py, nb = _both([x, m, s], T.exp(x) * m + s, np.ones(3), np.ones((2, 4)), np.ones((2, 1)))
+    for text in (py, nb):
+        assert "could not be broadcast together with shapes (3,) (2,4)" in text
+    assert "(2,1)" in nb and "the last dimension has sizes 3 and 4" in nb
+    assert "-1" not in nb and "-2" not in nb
+
+
+def test_broadcast_message_names_the_dimension_that_differs():
+    msg = str(reformat(ValueError("operands could not be broadcast together with shapes {}",
+                                  ((-2, -2, 5), (2, 3, -1), (-2, 4, 5)))))
+    assert "shapes (5,) (2,3,1) (4,5):" in msg
+    assert "dimension -2 (counting from the right) has sizes 3 and 4" in msg

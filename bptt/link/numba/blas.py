@@ -28,6 +28,16 @@ the symbol by name, not by address, so it stays valid in numba's disk cache.
 Small products (at most `SMALL` multiply-adds) run as plain loops instead:
 the BLAS call costs about as much as the whole product there (see
 ``benchmarks/dot.py``).
+
+Compile time. Generated code reaches BLAS through two functions compiled once
+per dtype, for layout 'A' (`separately`, see separate.py): `gemm_into` (every
+product) and `gemm_fresh` (the Gemm op; `gemm_overwrite` for its in-place
+form). Everything else is written into its caller: the helpers below are
+``inline="always"`` (numba inlines their IR; no function of their own is
+compiled), the ``np.dot`` lowerings `dot_mm`, `dot_mv`, `dot_vm`, `dot_vv` too,
+and allocation and copies are intrinsics (alloc_runtime.py). Each helper
+compiled on its own had cost 0.1-0.9 s of the RNN gradient's cold compile
+(14 functions, 4.3 s; now 2).
 """
 from __future__ import annotations
 
@@ -49,16 +59,17 @@ import numpy as np  # noqa: E402
 from llvmlite import binding as llvm  # noqa: E402
 from llvmlite import ir  # noqa: E402
 from numba.core import cgutils, types  # noqa: E402
+import numba  # noqa: E402
 from numba.core.imputils import impl_ret_borrowed  # noqa: E402
 from numba.core.errors import TypingError  # noqa: E402
-from numba.extending import get_cython_function_address, intrinsic, overload  # noqa: E402
+from numba.extending import get_cython_function_address, intrinsic  # noqa: E402
 
-from .runtime import OPTIONS, broadcast_into, jit  # noqa: E402
+from .alloc_runtime import alloc_empty, copy_into  # noqa: E402
+from .runtime import OPTIONS, jit  # noqa: E402
 from .separate import separately  # noqa: E402
 
 __all__ = ["gemm_into", "gemm_fresh", "gemm_overwrite", "dot_mm", "dot_mv", "dot_vm", "dot_vv",
-           "gemm_fresh_call", "gemm_overwrite_call", "dot_mm_call", "dot_mv_call", "dot_vm_call",
-           "dot_vv_call"]
+           "gemm_into_call", "gemm_fresh_call", "gemm_overwrite_call"]
 
 _SYMBOLS = {"float64": "bptt_dgemm", "float32": "bptt_sgemm"}
 _CYTHON_BLAS = "scipy.linalg.cython_blas"
@@ -212,7 +223,23 @@ def _xgemm(typingctx, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, l
     return sig, codegen
 
 
-@jit
+# Written into the caller at numba IR level: no function of their own to compile.
+_inline = numba.njit(inline="always", **OPTIONS)
+
+
+@intrinsic
+def _like(typingctx, value, arr):
+    """`value` cast to the dtype of array `arr` (written into the caller)."""
+    if not isinstance(arr, types.Array):
+        raise TypingError("_like: expected an array")
+
+    def codegen(context, builder, sig, args):
+        return context.cast(builder, args[0], sig.args[0], arr.dtype)
+
+    return arr.dtype(value, arr), codegen
+
+
+@_inline
 def _major(x):
     """How BLAS can read 2-d `x`: (0, ld) row-major, (1, ld) column-major, (-1, 0) not at all.
 
@@ -225,24 +252,16 @@ def _major(x):
         return -1, 0
     s0 //= size
     s1 //= size
-    if (s1 == 1 or c == 1) and (r == 1 or s0 >= max(1, c)):
-        return 0, max(1, c) if r == 1 else s0
-    if (s0 == 1 or r == 1) and (c == 1 or s1 >= max(1, r)):
-        return 1, max(1, r) if c == 1 else s1
+    rows = c if c > 1 else 1
+    cols = r if r > 1 else 1
+    if (s1 == 1 or c == 1) and (r == 1 or s0 >= rows):
+        return 0, (rows if r == 1 else s0)
+    if (s0 == 1 or r == 1) and (c == 1 or s1 >= cols):
+        return 1, (cols if c == 1 else s1)
     return -1, 0
 
 
-@jit
-def _readable(x):
-    """`x` itself if BLAS can read it, else a C-contiguous copy; its major and leading dim."""
-    major, ld = _major(x)
-    if major < 0:
-        y = x.copy()
-        return y, 0, max(1, y.shape[1])
-    return x, major, ld
-
-
-@jit
+@_inline
 def _scale(beta, c):
     # BLAS semantics: beta == 0 never reads c (so NaN in c does not leak).
     for i in range(c.shape[0]):
@@ -267,7 +286,7 @@ def _as_contiguous(typingctx, x):
     return sig, codegen
 
 
-@jit
+@_inline
 def _gemm_loops(alpha, a, b, beta, c):
     _scale(beta, c)
     size = c.itemsize
@@ -288,15 +307,24 @@ def _gemm_loops(alpha, a, b, beta, c):
                 c[i, j] += aip * b[p, j]
 
 
-@jit
-def _gemm_blas(alpha, a, b, beta, c):
+@_inline
+def _readable(x):
+    """`x` itself if BLAS can read it, else a C-contiguous copy; its major and leading dim."""
+    major, ld = _major(x)
+    if major < 0:
+        y = alloc_empty(x.shape, x.dtype)
+        copy_into(y, x)
+        return y, 0, y.shape[1] if y.shape[1] > 1 else 1
+    return x, major, ld
+
+
+@_inline
+def _gemm_blas(alpha, a, b, beta, c, cmaj, ldc):
+    """The BLAS call, into a `c` that BLAS can write (`cmaj`, `ldc`: its `_major`)."""
     m, k = a.shape
     n = c.shape[1]
-    if max(m, n, k) > _INT_MAX:
-        raise ValueError("gemm: a dimension does not fit in a C int ({}, {}, {})", m, n, k)
     a, amaj, lda = _readable(a)
     b, bmaj, ldb = _readable(b)
-    cmaj, ldc = _major(c)
     if cmaj == 0:    # c^T = b^T a^T in column-major terms
         _xgemm(bmaj == 1, amaj == 1, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc)
     else:            # c = a b
@@ -316,147 +344,115 @@ def gemm_into(alpha, a, b, beta, c):
     n = c.shape[1]
     if m == 0 or n == 0:
         return c
-    if k == 0:
-        _scale(beta, c)
-    elif m * n * k <= SMALL:
+    if k == 0 or m * n * k <= SMALL:
         _gemm_loops(alpha, a, b, beta, c)
-    elif _major(c)[0] < 0:
+        return c
+    if max(m, n, k) > _INT_MAX:
+        raise ValueError("gemm: a dimension does not fit in a C int ({}, {}, {})", m, n, k)
+    # One BLAS call site (each inlined one costs its share of this function's compile).
+    cmaj, ldc = _major(c)
+    target, tbeta, strided = c, beta, cmaj < 0
+    if strided:
         # A c BLAS cannot write (rare: a strided intermediate): compute, then accumulate.
-        t = np.empty((m, n), c.dtype)
-        _gemm_blas(alpha, a, b, 0, t)
-        _scale(beta, c)
+        target, tbeta = alloc_empty((m, n), c.dtype), _like(0, c)
+        cmaj, ldc = 0, n
+    _gemm_blas(alpha, a, b, tbeta, target, cmaj, ldc)
+    if strided:
         for i in range(m):
             for j in range(n):
-                c[i, j] += t[i, j]
-    else:
-        _gemm_blas(alpha, a, b, beta, c)
+                c[i, j] = (0 if beta == 0 else beta * c[i, j]) + target[i, j]
     return c
 
 
-def _cast_like(x, arr):
-    """`x` converted to the dtype of `arr` (inside numba)."""
-    raise NotImplementedError
+# Every product reaches `gemm_into` through this: it compiles once per dtype (for
+# layout 'A'), and its callers do not optimize it again (see separate.py).
+gemm_into_call = separately(gemm_into, any_layout=True)
 
 
-@overload(_cast_like, jit_options=OPTIONS)
-def _cast_like_overload(x, arr):
-    dtype = arr.dtype
-    return lambda x, arr: dtype(x)
+# -- np.dot: written into the graph function, one `gemm_into` call each -------------------
 
-
-# Every entry point below reaches `gemm_into` through this: it compiles once per dtype
-# (for layout 'A'), and its callers do not optimize it again (see separate.py).
-_gemm_into_call = separately(gemm_into, any_layout=True)
-
-
-@jit
+@_inline
 def dot_vv(a, b):
     """``np.dot`` of two float vectors: a scalar of their dtype."""
-    if a.shape[0] != b.shape[0]:
-        raise ValueError("dot: shapes {} and {} not aligned", a.shape, b.shape)
-    acc = _cast_like(0, a)
-    for i in range(a.shape[0]):
-        acc += a[i] * b[i]
-    return acc
+    out = alloc_empty((1, 1), a.dtype)
+    gemm_into_call(_like(1, a), a[None, :], b[:, None], _like(0, a), out)
+    return out[0, 0]
 
 
-@jit
+@_inline
 def dot_mm(a, b):
     """``np.dot`` of two float matrices of one dtype, into a fresh C array."""
-    out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-    _gemm_into_call(_cast_like(1, a), a, b, _cast_like(0, a), out)
+    out = alloc_empty((a.shape[0], b.shape[1]), a.dtype)
+    gemm_into_call(_like(1, a), a, b, _like(0, a), out)
     return out
 
 
-@jit
+@_inline
 def dot_mv(a, b):
     """``np.dot`` of a float matrix and vector, ``(m, k) @ (k,) -> (m,)``."""
-    out = np.empty(a.shape[0], a.dtype)
-    _gemm_into_call(_cast_like(1, a), a, b[:, None], _cast_like(0, a), out[:, None])
+    out = alloc_empty(a.shape[0], a.dtype)
+    gemm_into_call(_like(1, a), a, b[:, None], _like(0, a), out[:, None])
     return out
 
 
-@jit
+@_inline
 def dot_vm(a, b):
     """``np.dot`` of a float vector and matrix, ``(k,) @ (k, n) -> (n,)``."""
-    out = np.empty(b.shape[1], a.dtype)
-    _gemm_into_call(_cast_like(1, a), a[None, :], b, _cast_like(0, a), out[None, :])
+    out = alloc_empty(b.shape[1], a.dtype)
+    gemm_into_call(_like(1, a), a[None, :], b, _like(0, a), out[None, :])
     return out
 
 
 # -- the Gemm op: beta * z + alpha * (x @ y) with NumPy's broadcasting ---------------------
 
-def _fits(z, m, n):
-    """Whether `z` (scalar, 1-d or 2-d) broadcasts into shape ``(m, n)`` (inside numba)."""
-    raise NotImplementedError
-
-
-@overload(_fits, jit_options=OPTIONS)
-def _fits_overload(z, m, n):
-    if not isinstance(z, types.Array):
-        return lambda z, m, n: True
-    if z.ndim == 1:
-        return lambda z, m, n: z.shape[0] == n or z.shape[0] == 1
-    return lambda z, m, n: ((z.shape[0] == m or z.shape[0] == 1)
-                            and (z.shape[1] == n or z.shape[1] == 1))
-
-
-@jit
+@_inline
 def _accumulate(alpha, x, y, beta, out):
     """``out = beta * out + alpha * (x @ y)`` with NumPy's ``0 * nan == nan``."""
     if beta == 0:    # BLAS would not read `out` at all
         for i in range(out.shape[0]):
             for j in range(out.shape[1]):
                 out[i, j] *= beta
-        beta = _cast_like(1, out)
-    _gemm_into_call(alpha, x, y, beta, out)
+        beta = _like(1, out)
+    gemm_into_call(alpha, x, y, beta, out)
     return out
 
 
 @jit
 def gemm_fresh(z, alpha, x, y, beta):
-    """``beta * z + alpha * (x @ y)`` in a new array: `z` is broadcast into it first."""
+    """``beta * z + alpha * (x @ y)`` in a new C array, for a 2-d `z` that broadcasts with it.
+
+    The Gemm lowering hands a 1-d `z` over as ``z[None, :]`` and a scalar as a
+    1 x 1 array, so this compiles once per dtype.
+    """
     m, n = x.shape[0], y.shape[1]
     if x.shape[1] != y.shape[0]:
         raise ValueError("gemm: shapes {} and {} not aligned", x.shape, y.shape)
-    if alpha == 0 or not _fits(z, m, n):
-        # NumPy's value where BLAS differs (alpha == 0 skips the product: no nan from
-        # x or y), or the product itself broadcasts against a larger z.
-        return _scaled_sum(beta, z, alpha, dot_mm(x, y))
-    out = broadcast_into(np.empty((m, n), x.dtype), z)
-    return _accumulate(alpha, x, y, beta, out)
-
-
-def _scaled_sum(beta, z, alpha, p):
-    """``beta * z + alpha * p`` for a 2-d `p` and a `z` that broadcasts with it (inside numba)."""
-    raise NotImplementedError
-
-
-@overload(_scaled_sum, jit_options=OPTIONS)
-def _scaled_sum_overload(beta, z, alpha, p):
-    # Loops, not NumPy array expressions: those cost numba seconds to compile.
-    if not isinstance(z, types.Array):
-        return lambda beta, z, alpha, p: _scaled_sum_2d(beta, np.full((1, 1), z, p.dtype),
-                                                        alpha, p)
-    if z.ndim == 1:
-        return lambda beta, z, alpha, p: _scaled_sum_2d(beta, z[None, :], alpha, p)
-    return lambda beta, z, alpha, p: _scaled_sum_2d(beta, z, alpha, p)
-
-
-@jit
-def _scaled_sum_2d(beta, z, alpha, p):
     r, c = z.shape
-    m = r if r != 1 else p.shape[0]
-    n = c if c != 1 else p.shape[1]
-    if (p.shape[0] != m and p.shape[0] != 1) or (p.shape[1] != n and p.shape[1] != 1):
+    if alpha != 0 and (r == m or r == 1) and (c == n or c == 1):
+        out = alloc_empty((m, n), x.dtype)
+        for i in range(m):
+            for j in range(n):
+                out[i, j] = z[i if r != 1 else 0, j if c != 1 else 0]
+        return _accumulate(alpha, x, y, beta, out)
+    # NumPy's value where BLAS differs (alpha == 0 skips the product: no nan from x or
+    # y), or the product itself broadcasts against a larger z. Loops, not NumPy array
+    # expressions: those cost numba seconds to compile.
+    p = alloc_empty((m, n), x.dtype)
+    gemm_into_call(_like(1, p), x, y, _like(0, p), p)
+    rows = r if r != 1 else m
+    cols = c if c != 1 else n
+    if (m != rows and m != 1) or (n != cols and n != 1):
         raise ValueError("gemm: z of shape {} does not broadcast with the product's {}",
                          z.shape, p.shape)
-    out = np.empty((m, n), p.dtype)
-    for i in range(m):
-        for j in range(n):
+    out = alloc_empty((rows, cols), x.dtype)
+    for i in range(rows):
+        for j in range(cols):
             out[i, j] = (beta * z[i if r != 1 else 0, j if c != 1 else 0]
-                         + alpha * p[i if p.shape[0] != 1 else 0, j if p.shape[1] != 1 else 0])
+                         + alpha * p[i if m != 1 else 0, j if n != 1 else 0])
     return out
+
+
+gemm_fresh_call = separately(gemm_fresh, any_layout=True)
 
 
 @jit
@@ -466,14 +462,7 @@ def gemm_overwrite(z, alpha, x, y, beta):
         raise ValueError("gemm: shapes {} and {} not aligned", x.shape, y.shape)
     if alpha != 0 and z.shape[0] == x.shape[0] and z.shape[1] == y.shape[1]:
         return _accumulate(alpha, x, y, beta, z)
-    return gemm_fresh(z, alpha, x, y, beta)
+    return gemm_fresh_call(z, alpha, x, y, beta)
 
 
-# What generated code calls (see separate.py): compiled once per dtype and rank, for
-# any layout, and not optimized again inside every graph that multiplies matrices.
-gemm_fresh_call = separately(gemm_fresh, any_layout=True)
 gemm_overwrite_call = separately(gemm_overwrite, any_layout=True)
-dot_mm_call = separately(dot_mm, any_layout=True)
-dot_mv_call = separately(dot_mv, any_layout=True)
-dot_vm_call = separately(dot_vm, any_layout=True)
-dot_vv_call = separately(dot_vv, any_layout=True)

@@ -155,7 +155,7 @@ def _shape_lines(ins, dyn, nd):
     padded = []
     for k, v in enumerate(ins):
         if v.ndim and dyn[k]:
-            dims = ["-1"] * nd
+            dims = ["-2"] * (nd - v.ndim) + ["-1"] * v.ndim   # padding, static 1
             for d in dyn[k]:
                 dims[d] = f"i{k}.shape[{d - (nd - v.ndim)}]"
             padded.append(f"({', '.join(dims)}, )")

@@ -18,14 +18,12 @@ def _dot(op, node, ctx):
     if dt in ("float32", "float64"):
         # BLAS on the operands' own strides (runtime `blas`): no copy of transposed
         # or row-sliced views, unlike numba's np.dot.
-        ca = "a" if a.dtype == dt else f"a.astype({np_dtype(dt)})"
-        cb = "b" if b.dtype == dt else f"b.astype({np_dtype(dt)})"
-        fn = {(2, 2): "dot_mm_call", (2, 1): "dot_mv_call", (1, 2): "dot_vm_call",
-              (1, 1): "dot_vv_call"}
-        return Kernel(f"""
-def {{name}}(a, b):
-    return {fn[a.ndim, b.ndim]}({ca}, {cb})
-""", "dot")
+        ca = "{0}" if a.dtype == dt else f"{{0}}.astype({np_dtype(dt)})"
+        cb = "{1}" if b.dtype == dt else f"{{1}}.astype({np_dtype(dt)})"
+        fn = {(2, 2): "dot_mm", (2, 1): "dot_mv", (1, 2): "dot_vm", (1, 1): "dot_vv"}
+        # Inlined into the graph function (numba IR): one call of the separately
+        # compiled `gemm_into`, no kernel of its own to compile.
+        return f"{fn[a.ndim, b.ndim]}({ca}, {cb})"
     return Kernel(_int_dot_source(a.ndim, b.ndim, dt), "int_dot")
 
 
@@ -53,7 +51,7 @@ def {{name}}(a, b):{check}
     return f"""
 def {{name}}(a, b):{check}
     n, m = {rows}, {cols}
-    out = np.empty({shape}, {np_dtype(dt)})
+    out = alloc_empty({shape}, {np_dtype(dt)})
     for i in range(n):
         for j in range(m):
             acc = {acc}
@@ -88,12 +86,12 @@ def _reduce_loop_source(op, node):
                   f"        raise ValueError('zero-size array to reduction operation "
                   f"{kind.__name__.lower()} which has no identity')"]
         first = ", ".join("0" if i in axes else ":" for i in range(nd))
-        lines.append(f"    acc = x[{first}]" + (".copy()" if kept else ""))
+        lines.append(f"    acc = c_copy(x[{first}])" if kept else f"    acc = x[{first}]")
     else:
         adt = "float64" if wide else odt
         ident = _IDENTITY[kind] if odt == "bool" else f"np.{adt}({_IDENTITY[kind]})"
         shape = "".join(f"x.shape[{i}], " for i in kept)
-        lines.append(f"    acc = np.full(({shape}), {ident}, {np_dtype(adt)})" if kept
+        lines.append(f"    acc = alloc_full(({shape}), {ident}, {np_dtype(adt)})" if kept
                      else f"    acc = {ident}")
     ind = "    "
     for i in range(nd):
@@ -113,7 +111,7 @@ def _reduce(op, node, ctx):
     x, out = node.inputs[0], node.outputs[0]
     if not op.axis:
         if x.dtype == out.dtype:
-            return "{0}.copy()" if x.ndim else "{0}"
+            return "c_copy({0})" if x.ndim else "{0}"
         return f"{{0}}.astype({np_dtype(out.dtype)})" if x.ndim else f"np.{out.dtype}({{0}})"
     return Kernel(_reduce_loop_source(op, node), f"reduce_{type(op).__name__.lower()}")
 
@@ -128,13 +126,15 @@ def _argmax(op, node, ctx):
         return f"np.int64(np.{fn}({{0}}))"
     # Move the axis last, then take the arg-extremum of each row.
     perm = tuple(i for i in range(x.ndim) if i != op.axis) + (op.axis,)
+    shape = "".join(f"x.shape[{p}], " for p in perm)
+    strides = "".join(f"x.strides[{p}], " for p in perm)
     return Kernel(f"""
 def {{name}}(x):
-    y = np.transpose(x, {perm!r})
+    y = strided_view(x, ({shape}), ({strides}))
     if y.shape[-1] == 0:
         raise ValueError('attempt to get {fn} of an empty sequence')
-    flat = np.ascontiguousarray(y).reshape((-1, y.shape[-1]))
-    out = np.empty(flat.shape[0], np.int64)
+    flat = c_contiguous(y).reshape((-1, y.shape[-1]))
+    out = alloc_empty(flat.shape[0], np.int64)
     for i in range(flat.shape[0]):
         out[i] = np.{fn}(flat[i])
     return out.reshape(y.shape[:-1])

@@ -79,7 +79,7 @@ def _emit_alloc(w, op, node):
     info = op.info
     for s, b in enumerate(info.buffers):
         if b.kind == "mit_mot":
-            w(1, f"buf{s} = init{s}.copy()")
+            w(1, f"buf{s} = c_copy(init{s})")
         else:
             # A ring (save-mem, b.rows) never holds more rows than the loop writes.
             rows = f"{b.extent} + n" if not b.ring else f"min({b.rows}, {b.extent} + n)"
@@ -143,7 +143,7 @@ def _emit_step(w, op, step_fn, depth):
                            f"nit{k} = alloc_empty((rows{k},) + out[{o}].shape, nit{k}.dtype)")
             w(depth + 2, f"nit{k}_ready = True")
         _emit_write(w, op, depth + 1, f"nit{k}", f"t % rows{k}", o,
-                    copy=nit_sot_aliases_row(op, k), any_layout=info.nit_sot_seq(k) is not None)
+                    copy=nit_sot_aliases_row(op, k))
     for k, o in enumerate(info.inner_out_shared):
         w(depth, f"state{k} = out[{o}]")
 
@@ -159,7 +159,7 @@ def _fail(*parts):
     return f"raise ValueError({text!r}, {', '.join(exprs)})"
 
 
-def _emit_write(w, op, depth, buf, row, o, copy=False, any_layout=False):
+def _emit_write(w, op, depth, buf, row, o, copy=False):
     if not op.inner_outputs[o].type.ndim:
         w(depth, f"{buf}[{row}] = out[{o}]")
         return
@@ -168,11 +168,11 @@ def _emit_write(w, op, depth, buf, row, o, copy=False, any_layout=False):
                        f"out[{o}].shape", ", but the rows it is stored in have shape ",
                        f"{buf}.shape[1:]",
                        "; the step function must return the same shape at every step"))
-    # any_layout: the rows may be a sequence's (typed "A"), C-contiguous at run time
-    # (checked when they were chosen), so this is the row itself, not a copy.
-    dst = f"np.ascontiguousarray({buf}[{row}])" if any_layout else f"{buf}[{row}]"
+    # The rows may be a sequence's (nit_sot_into_seq), typed "A": copy_into writes each
+    # element through the row's own strides, whatever its layout.
     # copy: the value may overlap the row it goes to (a nit_sot stored in its sequence).
-    w(depth, f"copy_into({dst}, out[{o}].copy())" if copy else f"copy_into({dst}, out[{o}])")
+    src = f"c_copy(out[{o}])" if copy else f"out[{o}]"
+    w(depth, f"copy_into({buf}[{row}], {src})")
 
 
 def _emit_nit_rows(w, op, k, depth, row_shape, alloc):
@@ -182,7 +182,9 @@ def _emit_nit_rows(w, op, k, depth, row_shape, alloc):
         w(depth, alloc)
         return
     # The rewrite proved nothing reads row t after step t, and the dtype and ndim agree.
-    # Rows of another shape, or not C-contiguous (copy_into writes C rows), stay fresh.
+    # Rows of another shape stay fresh, and so do rows that are not C-contiguous: copy_into
+    # would write them correctly, but a view with zero or overlapping strides would not
+    # hold one value per row (checked once per call, not per step).
     contiguous = f" and (rows{k} == 0 or seq{j}[0].flags.c_contiguous)" if \
         op.inner_outputs[op.info.inner_out_nit_sot[k]].type.ndim else ""
     w(depth, f"if seq{j}.shape[1:] == {row_shape}{contiguous}:")
@@ -282,20 +284,7 @@ def _emit_results(w, op):
 
 def _emit_in_time_order(w, buf, total, rows):
     """`buf` := the last rows of a ring of `rows` rows that received `total` rows, in order."""
-    w(1, f"if {total} < {rows}:")
-    w(2, f"{buf} = {buf}[:{total}]")
-    w(1, f"elif {rows} > 0 and ({total}) % {rows} != 0:")
-    # Rows r.. then rows ..r, copied through flat views: np.concatenate cost a compiled
-    # function per ndim (0.3 s); these two loops compile with the scan function.
-    w(2, f"r = ({total}) % {rows}")
-    w(2, f"{buf}_rot = alloc_empty({buf}.shape, {buf}.dtype)")
-    w(2, f"{buf}_src, {buf}_dst = {buf}.reshape(-1), {buf}_rot.reshape(-1)")
-    w(2, f"{buf}_k = {buf}_src.shape[0] // {rows} * r")
-    w(2, f"for j in range({buf}_src.shape[0] - {buf}_k):")
-    w(3, f"{buf}_dst[j] = {buf}_src[j + {buf}_k]")
-    w(2, f"for j in range({buf}_k):")
-    w(3, f"{buf}_dst[{buf}_src.shape[0] - {buf}_k + j] = {buf}_src[j]")
-    w(2, f"{buf} = {buf}_rot")
+    w(1, f"{buf} = ring_in_time_order_call({buf}, {total}, {rows})")
 
 
 @numba_funcify.register(Scan)

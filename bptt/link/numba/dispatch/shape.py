@@ -8,7 +8,10 @@ def _shape(op, node, ctx):
     nd = node.inputs[0].ndim
     if nd == 0:
         return "alloc_empty(0, np.int64)"
-    return f"np.array({{0}}.shape, dtype=np.int64)" if nd > 1 else "np.array(({0}.shape[0],), dtype=np.int64)"
+    # Statements, not np.array(x.shape): that is a function compiled per ndim.
+    v = ctx.fresh("shp")
+    sets = "".join(f"{v}[{d}] = {{0}}.shape[{d}]\n" for d in range(nd))
+    return f"{v} = alloc_empty({nd}, np.int64)\n{sets}{v}"
 
 
 @numba_funcify.register(Shape_i)
@@ -60,10 +63,11 @@ def _dimshuffle(op, node, ctx):
     if order == tuple(range(x.ndim)):
         src = "{0}"
     else:
-        # A strided view: numba compiles np.transpose(x, axes) in 4-5 s, this in 0.25 s.
+        # A strided view written into the caller (an intrinsic): numba compiles
+        # np.transpose(x, axes) in 4-5 s, and as_strided three functions (0.16 s).
         shape = "".join(f"{{0}}.shape[{p}], " for p in order)
         strides = "".join(f"{{0}}.strides[{p}], " for p in order)
-        src = f"np.lib.stride_tricks.as_strided({{0}}, shape=({shape}), strides=({strides}))"
+        src = f"strided_view({{0}}, ({shape}), ({strides}))"
     idx = ["0"] * len(op.drop) + ["None" if o == "x" else ":" for o in op.new_order]
     if all(i == ":" for i in idx):
         return src

@@ -12,12 +12,12 @@ three other ops lower to one generated kernel each (names as in the source)::
     prelude   i<d>        checked integer index of dimension d of x
               st<d>, sp<d>, l<d>   start, step and length of the slice of dimension d
               b<j>        size of broadcast dimension j of the index arrays
-    gather    out = np.empty(region shape)
+    gather    out = alloc_empty(region shape)
               for j0 in range(b0): ...                 (one loop per region dimension:
                   a<d> = checked array element          j<t> broadcast, q<d> sliced)
                   for q2 in range(l2):
                       out[j0, q2] = x[i0, a1, st2 + q2 * sp2]
-    scatter   out = x.copy(); check y's shape against the region
+    scatter   out = a copy of x; check y's shape against the region
               same loops:  out[i0, a1, st2 + q2 * sp2] (+)= y[j0 * g0, q2 * g1]
               (g<i> is 0 where y broadcasts along its dimension i)
 """
@@ -191,12 +191,12 @@ class _KernelWriter:
                 self._emit(f"    return x[{target}]")
                 return
             shape = "".join(size + ", " for size, _ in region)
-            self._emit(f"    out = np.empty(({shape}), x.dtype)")
+            self._emit(f"    out = alloc_empty(({shape}), x.dtype)")
             ind = self._loops(region)
             self._emit(f"{ind}out[{', '.join(v for _, v in region)}] = x[{target}]",
                        "    return out")
             return
-        self._emit("    out = x.copy()")
+        self._emit("    out = alloc_empty(x.shape, x.dtype)", "    copy_into(out, x)")
         self._check_y([size for size, _ in region])
         ind = self._loops(region)
         sign = "=" if self.mode == "set" else "+="
@@ -224,7 +224,7 @@ class _KernelWriter:
         # A 0-d x can only gain new axes (x[None], x[..., None]): the region is all 1s.
         k = len(self.lay.out)
         if self.mode == "get":
-            self._emit(f"    return np.full({(1,) * k!r}, x)")
+            self._emit(f"    return alloc_full({(1,) * k!r}, x, {np_dtype(self.x.dtype)})")
             return
         self._check_y(["1"] * k)
         value = "y" if self.y.ndim == 0 else "y.ravel()[0]"

@@ -1,0 +1,62 @@
+"""Copies and views written into the caller (link/numba/alloc_runtime.py) against NumPy.
+
+`copy_into`, `c_copy`, `c_contiguous` and `strided_view` over arrays of every
+layout generated code meets (C, transposed, row and column slices, reversed),
+with hypothesis choosing sizes including 0 and 1; one compiled function each.
+"""
+import numba
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bptt.link.numba.runtime import c_contiguous, c_copy, copy_into, strided_view
+
+VIEWS = ["C", "T", "rows", "cols", "neg"]
+
+
+def _view(x, kind):
+    if kind == "T":
+        return x.T.copy().T
+    if kind == "rows":
+        big = np.zeros((2 * x.shape[0], x.shape[1]))
+        big[::2] = x
+        return big[::2]
+    if kind == "cols":
+        big = np.zeros((x.shape[0], 2 * x.shape[1]))
+        big[:, ::2] = x
+        return big[:, ::2]
+    if kind == "neg":
+        return x[::-1].copy()[::-1]
+    return x.copy()
+
+
+@numba.njit
+def _copies(src, dst):
+    """Every argument typed 'A' (as generated code's views are): one compile."""
+    src = strided_view(src, src.shape, src.strides)
+    dst = strided_view(dst, dst.shape, dst.strides)
+    copy_into(dst, src)
+    t = strided_view(src, (src.shape[1], src.shape[0]), (src.strides[1], src.strides[0]))
+    return c_copy(src), c_contiguous(src), t, c_contiguous(t)
+
+
+@given(st.integers(0, 3), st.integers(0, 3), st.sampled_from(VIEWS), st.sampled_from(VIEWS))
+def test_copies_and_views_match_numpy_for_every_layout(rows, cols, src_kind, dst_kind):
+    x = np.arange(rows * cols, dtype=float).reshape(rows, cols) + 1
+    src, dst = _view(x, src_kind), _view(np.zeros((rows, cols)), dst_kind)
+    copied, contiguous, t, t_contiguous = _copies(src, dst)
+    np.testing.assert_array_equal(dst, x)                     # written through its strides
+    for got, want in ((copied, x), (contiguous, x), (t, x.T), (t_contiguous, x.T)):
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    assert copied.flags.c_contiguous and not np.shares_memory(copied, src)
+    assert contiguous.flags.c_contiguous and t_contiguous.flags.c_contiguous
+    # c_contiguous copies only what is not C-contiguous already
+    assert np.shares_memory(contiguous, src) == (src.flags.c_contiguous and x.size > 0)
+    assert x.size == 0 or np.shares_memory(t, src)           # a view, not a copy
+
+
+def test_copy_into_refuses_another_shape():
+    with pytest.raises(ValueError, match="differ in shape"):
+        _copies(np.ones((2, 3)), np.zeros((3, 2)))
