@@ -42,11 +42,12 @@ BROADCAST_ERROR = "operands could not be broadcast together with shapes"
 
 
 def _source(nd):
-    # An entry -1 is a dimension of static size 1 (or a left padding): size 1, not read.
+    # An entry -1 is a dimension of static size 1, -2 a left padding: size 1, not read
+    # (errors.reformat rebuilds each operand's own shape from them for the message).
     lines = [f"def broadcast_shape_{nd}(shapes):"] + [f"    d{d} = 1" for d in range(nd)]
     lines += ["    bad = False", "    for s in shapes:"]
     for d in range(nd):
-        lines += [f"        if s[{d}] != 1 and s[{d}] != -1:",
+        lines += [f"        if s[{d}] != 1 and s[{d}] >= 0:",
                   f"            if d{d} == 1:",
                   f"                d{d} = s[{d}]",
                   f"            elif d{d} != s[{d}]:",
