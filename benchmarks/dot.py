@@ -68,7 +68,8 @@ def k_loops(a, b, c):
 
 @numba.njit
 def k_blas(a, b, c):
-    blas._gemm_blas(1.0, a, b, 1.0, c, *blas._major(c))
+    cmaj, ldc = blas._major(c)
+    blas._gemm_blas(1.0, a, b, 1.0, c, cmaj, ldc)
     return c
 
 

@@ -64,7 +64,7 @@ from numba.core.imputils import impl_ret_borrowed  # noqa: E402
 from numba.core.errors import TypingError  # noqa: E402
 from numba.extending import get_cython_function_address, intrinsic  # noqa: E402
 
-from .alloc_runtime import alloc_empty, copy_into  # noqa: E402
+from .alloc_runtime import alloc_empty, c_copy  # noqa: E402
 from .runtime import OPTIONS, jit  # noqa: E402
 from .separate import separately  # noqa: E402
 
@@ -239,34 +239,49 @@ def _like(typingctx, value, arr):
     return arr.dtype(value, arr), codegen
 
 
-@_inline
-def _major(x):
+@intrinsic
+def _major(typingctx, x):
     """How BLAS can read 2-d `x`: (0, ld) row-major, (1, ld) column-major, (-1, 0) not at all.
 
-    A dimension of size 1 has no meaningful stride; it never forces a copy.
+    A dimension of size 1 has no meaningful stride; it never forces a copy. Written
+    as LLVM selects: as numba code inlined three times it was a third of the
+    compile time of `gemm_into`.
     """
-    size = x.itemsize
-    r, c = x.shape
-    s0, s1 = x.strides
-    if s0 % size or s1 % size:
-        return -1, 0
-    s0 //= size
-    s1 //= size
-    rows = c if c > 1 else 1
-    cols = r if r > 1 else 1
-    if (s1 == 1 or c == 1) and (r == 1 or s0 >= rows):
-        return 0, (rows if r == 1 else s0)
-    if (s0 == 1 or r == 1) and (c == 1 or s1 >= cols):
-        return 1, (cols if c == 1 else s1)
-    return -1, 0
+    if not isinstance(x, types.Array) or x.ndim != 2:
+        raise TypingError("_major: expected a 2-d array")
+    ret = types.UniTuple(types.intp, 2)
 
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(x)(context, builder, args[0])
+        r, c = cgutils.unpack_tuple(builder, ary.shape, 2)
+        s0, s1 = cgutils.unpack_tuple(builder, ary.strides, 2)
+        size = ary.itemsize
+        intp = size.type
 
-@_inline
-def _scale(beta, c):
-    # BLAS semantics: beta == 0 never reads c (so NaN in c does not leak).
-    for i in range(c.shape[0]):
-        for j in range(c.shape[1]):
-            c[i, j] = 0 if beta == 0 else beta * c[i, j]
+        def const(v):
+            return ir.Constant(intp, v)
+
+        def eq(a, b):
+            return builder.icmp_signed("==", a, b)
+
+        bad = builder.or_(builder.icmp_signed("!=", builder.srem(s0, size), const(0)),
+                          builder.icmp_signed("!=", builder.srem(s1, size), const(0)))
+        e0, e1 = builder.sdiv(s0, size), builder.sdiv(s1, size)
+        r1, c1 = eq(r, const(1)), eq(c, const(1))
+        rows = builder.select(builder.icmp_signed(">", c, const(1)), c, const(1))
+        cols = builder.select(builder.icmp_signed(">", r, const(1)), r, const(1))
+        by_row = builder.and_(builder.or_(eq(e1, const(1)), c1),
+                              builder.or_(r1, builder.icmp_signed(">=", e0, rows)))
+        by_col = builder.and_(builder.or_(eq(e0, const(1)), r1),
+                              builder.or_(c1, builder.icmp_signed(">=", e1, cols)))
+        major = builder.select(by_row, const(0), builder.select(by_col, const(1), const(-1)))
+        ld = builder.select(by_row, builder.select(r1, rows, e0),
+                            builder.select(by_col, builder.select(c1, cols, e1), const(0)))
+        major = builder.select(bad, const(-1), major)
+        ld = builder.select(bad, const(0), ld)
+        return context.make_tuple(builder, ret, [major, ld])
+
+    return ret(x), codegen
 
 
 @intrinsic
@@ -288,10 +303,13 @@ def _as_contiguous(typingctx, x):
 
 @_inline
 def _gemm_loops(alpha, a, b, beta, c):
-    _scale(beta, c)
+    # c = beta * c (beta == 0 never reads c, so NaN in c does not leak)...
+    for i in range(c.shape[0]):
+        for j in range(c.shape[1]):
+            c[i, j] = 0 if beta == 0 else beta * c[i, j]
     size = c.itemsize
     if b.strides[1] == size and c.strides[1] == size:
-        # c[i, :] += a[i, p] * b[p, :] over unit-stride rows: vectorizes.
+        # ... then c[i, :] += a[i, p] * b[p, :] over unit-stride rows: vectorizes.
         for i in range(c.shape[0]):
             crow = _as_contiguous(c[i])
             for p in range(a.shape[1]):
@@ -308,26 +326,15 @@ def _gemm_loops(alpha, a, b, beta, c):
 
 
 @_inline
-def _readable(x):
-    """`x` itself if BLAS can read it, else a C-contiguous copy; its major and leading dim."""
-    major, ld = _major(x)
-    if major < 0:
-        y = alloc_empty(x.shape, x.dtype)
-        copy_into(y, x)
-        return y, 0, y.shape[1] if y.shape[1] > 1 else 1
-    return x, major, ld
-
-
-@_inline
 def _gemm_blas(alpha, a, b, beta, c, cmaj, ldc):
-    """The BLAS call, into a `c` that BLAS can write (`cmaj`, `ldc`: its `_major`)."""
+    """The BLAS call alone, for operands BLAS reads as they are (benchmarks/dot.py)."""
     m, k = a.shape
     n = c.shape[1]
-    a, amaj, lda = _readable(a)
-    b, bmaj, ldb = _readable(b)
-    if cmaj == 0:    # c^T = b^T a^T in column-major terms
+    amaj, lda = _major(a)
+    bmaj, ldb = _major(b)
+    if cmaj == 0:
         _xgemm(bmaj == 1, amaj == 1, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc)
-    else:            # c = a b
+    else:
         _xgemm(amaj == 0, bmaj == 0, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 
 
@@ -337,6 +344,10 @@ def gemm_into(alpha, a, b, beta, c):
 
     `a`, `b`, `c` share a float32/float64 dtype and may have any strides;
     `c` must not overlap `a` or `b`. ``beta == 0`` never reads `c`.
+
+    Written out with one inlined helper (`_gemm_loops`): each function numba
+    inlines (``inline="always"``) costs a deep copy of its IR, and five of them
+    were half of this function's compile time.
     """
     m, k = a.shape
     if b.shape[0] != k or c.shape[0] != m or c.shape[1] != b.shape[1]:
@@ -345,18 +356,29 @@ def gemm_into(alpha, a, b, beta, c):
     if m == 0 or n == 0:
         return c
     if k == 0 or m * n * k <= SMALL:
-        _gemm_loops(alpha, a, b, beta, c)
+        _gemm_loops(alpha, a, b, beta, c)   # small products: loops
         return c
     if max(m, n, k) > _INT_MAX:
         raise ValueError("gemm: a dimension does not fit in a C int ({}, {}, {})", m, n, k)
-    # One BLAS call site (each inlined one costs its share of this function's compile).
     cmaj, ldc = _major(c)
     target, tbeta, strided = c, beta, cmaj < 0
     if strided:
         # A c BLAS cannot write (rare: a strided intermediate): compute, then accumulate.
         target, tbeta = alloc_empty((m, n), c.dtype), _like(0, c)
         cmaj, ldc = 0, n
-    _gemm_blas(alpha, a, b, tbeta, target, cmaj, ldc)
+    # An operand BLAS cannot read (negative, zero or two non-unit strides): a C copy.
+    amaj, lda = _major(a)
+    if amaj < 0:
+        a = c_copy(a)
+        amaj, lda = 0, (k if k > 1 else 1)
+    bmaj, ldb = _major(b)
+    if bmaj < 0:
+        b = c_copy(b)
+        bmaj, ldb = 0, (n if n > 1 else 1)
+    if cmaj == 0:    # c^T = b^T a^T in column-major terms
+        _xgemm(bmaj == 1, amaj == 1, n, m, k, alpha, b, ldb, a, lda, tbeta, target, ldc)
+    else:            # c = a b
+        _xgemm(amaj == 0, bmaj == 0, m, n, k, alpha, a, lda, b, ldb, tbeta, target, ldc)
     if strided:
         for i in range(m):
             for j in range(n):
