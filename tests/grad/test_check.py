@@ -96,3 +96,23 @@ def test_point_must_be_a_list_of_float_arrays():
         bptt.verify_grad(T.exp, np.ones(2), mode="PY")
     with pytest.raises(TypeError, match="int64"):
         bptt.verify_grad(T.exp, [np.arange(2)], mode="PY")
+
+
+def test_a_compiled_mode_compiles_one_function(monkeypatch):
+    # Cost and gradients come from one compiled function (shapes from a PY probe):
+    # one numba compilation per verify_grad instead of three.
+    from bptt.link.numba import linker
+
+    made = []
+    real = linker.make_numba_callable
+
+    def counting(*args, **kwargs):
+        made.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(linker, "make_numba_callable", counting)
+    bptt.verify_grad(lambda x: T.tanh(x) * square(x), [np.linspace(-1.0, 1.0, 4)], mode="NUMBA")
+    assert len(made) == 1
+    with pytest.raises(bptt.GradientError):
+        bptt.verify_grad(lambda x: _Square(scale=2.0)(x), [np.array(1.5)], mode="NUMBA")
+    assert len(made) == 2
