@@ -26,6 +26,7 @@ from ..scan.rewriting.shapes import scan_step_shapes
 from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
 from ..tensor.rewriting.fusion import fuse_elemwise
 from ..tensor.rewriting.inplace_elemwise import inplace_elemwise_pass
+from ..tensor.rewriting.inner_product import sum_of_product_to_dot
 from ..tensor.rewriting.reorder import sequence_memory_pass
 from ..tensor.rewriting import (canonical_rewriters, constant_folding, merge, remove_dead_code,
                                 shape_rewriters)
@@ -85,8 +86,8 @@ def _same(before, after):
 
 
 # The gemm and fusion passes hide `add(z, dot)` from the scan push-outs: step graphs get them last.
-_GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm", "fuse_elemwise",
-                "scan_nit_sot_into_seq", "inplace_elemwise")
+_GEMM_PASSES = ("sum_of_product_to_dot", "gemm", "gemm_inplace", "scan_inner_gemm",
+                "fuse_elemwise", "scan_nit_sot_into_seq", "inplace_elemwise")
 
 
 def _run_without_gemm(fgraph):
@@ -146,6 +147,8 @@ pm.add_pass(sequence_memory_pass, "no T-long array kept alive by an empty join, 
 pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding],
                               name="canonicalize_walk"), merge], name="canonicalize"),
             "again: the push-outs add weight gradients to views of zeros (zeros + dot is dot)")
+pm.add_pass(InToOut([sum_of_product_to_dot], name="sum_of_product_to_dot"),
+            "sum(a * b) over all axes is one ddot: no temporary for the product (the loss h*h)")
 pm.add_pass(gemm_pass, "z + dot(x, y) is one BLAS gemm call: no temporary for the product")
 pm.add_pass(fuse_elemwise, "a chain of elementwise ops is one loop without temporaries")
 pm.add_pass(gemm_inplace_pass, "a gemm whose z nothing else reads accumulates into z's buffer")
