@@ -1,10 +1,11 @@
 """Where generated code's BLAS comes from (`bptt.link.numba.blas`), and what it costs to find.
 
-The ``bptt_dgemm``/``bptt_sgemm`` symbols must be scipy's ``cython_blas``
-functions, the pointers numba itself would use, found without importing all
-of ``scipy.linalg``, and without disturbing a later regular import of scipy.
-Process-level tests run a worker in a fresh interpreter: what is imported
-there is the point.
+The ``bptt_dgemm``/``bptt_sgemm`` symbols are NumPy's own OpenBLAS functions
+where NumPy's wheel bundles one (blas_library.py), else scipy's
+``cython_blas`` functions, the pointers numba itself would use, found without
+importing all of ``scipy.linalg``, and without disturbing a later regular
+import of scipy. Process-level tests run a worker in a fresh interpreter: what
+is imported there is the point.
 """
 import json
 import os
@@ -16,7 +17,7 @@ from numba.extending import get_cython_function_address
 
 import bptt
 import bptt.link.numba.runtime  # noqa: F401  (loads blas: the two import each other)
-from bptt.link.numba import blas
+from bptt.link.numba import blas, blas_library, cache
 
 ROOT = pathlib.Path(bptt.__file__).resolve().parent.parent
 NAMES = ["dgemm", "sgemm"]
@@ -33,11 +34,50 @@ def test_without_the_extension_file_numbas_own_lookup_is_used(monkeypatch):
     assert blas.blas_addresses(NAMES) == expected
 
 
+def _numpy_bundles_openblas():
+    """What NumPy says of itself, independently of how blas_library looks for it."""
+    import numpy as np
+    return np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"] == "scipy-openblas"
+
+
+def test_generated_code_calls_numpys_openblas_when_numpy_bundles_one():
+    found = blas_library.numpy_openblas()
+    assert (found is not None) == _numpy_bundles_openblas()
+    names = ["dgemm", "sgemm"]
+    if found is not None:
+        path, template, bits = found
+        assert "scipy_openblas" in path and bits in (32, 64)
+        assert blas._ADDRESSES == blas_library.numpy_openblas_addresses(names)
+        assert blas._INT_BITS == bits and blas._INT_MAX == 2 ** (bits - 1) - 1
+    else:
+        assert blas._ADDRESSES == blas.blas_addresses(names) and blas._INT_BITS == 32
+
+
+def test_without_numpys_openblas_scipys_cython_blas_is_called(monkeypatch):
+    monkeypatch.setattr(blas, "numpy_openblas_addresses", lambda names: None)
+    assert blas.gemm_addresses() == (blas.blas_addresses(["dgemm", "sgemm"]), 32)
+
+
+def test_the_blas_in_use_is_part_of_the_cache_key(monkeypatch):
+    # The integer width is compiled into every call: code cached with one library
+    # must never be loaded where the other is used.
+    before = cache.runtime_digest()
+    monkeypatch.setattr(blas_library, "abi", lambda: "another BLAS, 32-bit integers")
+    cache.runtime_digest.cache_clear()
+    try:
+        other = cache.runtime_digest()
+    finally:
+        monkeypatch.undo()
+        cache.runtime_digest.cache_clear()
+    assert other != before
+    assert cache.runtime_digest() == before
+
+
 IMPORTS = r'''
 import json, sys
 import numba.np.linalg
 import bptt.link.numba.runtime
-from bptt.link.numba import blas
+from bptt.link.numba import blas, blas_library, cache
 report = {"scipy.linalg before": "scipy.linalg" in sys.modules,
           "have blas": numba.np.arraymath._HAVE_BLAS,
           "numba keeps its check": numba.np.linalg.ensure_blas.__module__ == "numba.np.linalg"}
@@ -78,6 +118,7 @@ PRODUCT = r'''
 import json, sys
 import numpy as np
 import bptt, bptt.tensor as T
+from bptt.link.numba.blas_library import numpy_openblas
 results = {}
 for dtype in ["float64", "float32"]:
     A, B = T.matrix("A", dtype=dtype), T.matrix("B", dtype=dtype)
@@ -88,21 +129,24 @@ for dtype in ["float64", "float32"]:
 report = {"scipy.linalg imported": "scipy.linalg" in sys.modules}
 from scipy.linalg import blas as fblas
 for dtype, (f, a, b, out, hits) in results.items():
-    gemm = fblas.dgemm if dtype == "float64" else fblas.sgemm
-    # The product as the runtime asks it (row-major out = (b^T a^T)^T), through scipy.
-    ref = gemm(1.0, b.T, a.T).T
-    report[dtype] = {"loaded": hits > 0, "identical to scipy": bool(np.array_equal(out, ref)),
+    if numpy_openblas() is not None:
+        ref = a @ b     # NumPy's matmul calls the same OpenBLAS gemm
+    else:
+        gemm = fblas.dgemm if dtype == "float64" else fblas.sgemm
+        # The product as the runtime asks it (row-major out = (b^T a^T)^T), through scipy.
+        ref = gemm(1.0, b.T, a.T).T
+    report[dtype] = {"loaded": hits > 0, "identical to the BLAS": bool(np.array_equal(out, ref)),
                      "close to numpy": bool(np.allclose(out, a @ b, rtol=1e-4, atol=1e-4)),
                      "again": bool(np.array_equal(f(a, b), out))}
 print(json.dumps(report))
 '''
 
 
-def test_a_fresh_process_loading_a_cached_product_computes_scipys_blas_values(tmp_path):
+def test_a_fresh_process_loading_a_cached_product_computes_the_blas_values(tmp_path):
     cold = _python(PRODUCT, tmp_path / "cache")
     warm = _python(PRODUCT, tmp_path / "cache")
     for report, loaded in [(cold, False), (warm, True)]:
         assert report["scipy.linalg imported"] is False
         for dtype in ["float64", "float32"]:
-            assert report[dtype] == {"loaded": loaded, "identical to scipy": True,
+            assert report[dtype] == {"loaded": loaded, "identical to the BLAS": True,
                                      "close to numpy": True, "again": True}

@@ -3,8 +3,9 @@
 numba's ``np.dot`` copies every operand whose layout is not known at compile
 time to be contiguous (numba type layout ``'A'``): a transposed matrix made
 by a strided view, a row slice... and always allocates its result. The
-helpers here call ``?gemm`` from ``scipy.linalg.cython_blas`` directly and
-read each operand's layout from its strides at run time:
+helpers here call ``?gemm`` directly (NumPy's own OpenBLAS where NumPy
+bundles one, else ``scipy.linalg.cython_blas``: blas_library.py) and read
+each operand's layout from its strides at run time:
 
 * a matrix whose rows are contiguous (``strides[1] == itemsize``, any row
   stride at least a row long) is handed to BLAS as is;
@@ -20,10 +21,12 @@ transpose. A column-major (F-contiguous) ``C`` is computed directly.
 
 The call goes through a numba intrinsic that stores each scalar argument in
 a stack slot and calls the external symbol ``bptt_dgemm``/``bptt_sgemm``,
-registered with LLVM at import from the capsules of ``cython_blas`` (the
-pointers numba's own ``numba_xxgemm`` wrapper uses; `blas_addresses` finds
-them without importing all of ``scipy.linalg``). The compiled code refers to
-the symbol by name, not by address, so it stays valid in numba's disk cache.
+registered with LLVM at import (`gemm_addresses`): NumPy's OpenBLAS functions
+(``scipy_dgemm_64_``, 64-bit integers), or else the capsules of
+``cython_blas`` (the pointers numba's own ``numba_xxgemm`` wrapper uses;
+`blas_addresses` finds them without importing all of ``scipy.linalg``). The
+compiled code refers to the symbol by name, not by address, so it stays valid
+in numba's disk cache; the library kind and integer width are in the cache key.
 
 Small products (at most `SMALL` multiply-adds) run as plain loops instead:
 the BLAS call costs about as much as the whole product there (see
@@ -65,6 +68,7 @@ from numba.core.errors import TypingError  # noqa: E402
 from numba.extending import get_cython_function_address, intrinsic  # noqa: E402
 
 from .alloc_runtime import alloc_empty, c_copy  # noqa: E402
+from .blas_library import numpy_openblas, numpy_openblas_addresses  # noqa: E402
 from .runtime import OPTIONS, jit  # noqa: E402
 from .separate import separately  # noqa: E402
 
@@ -170,13 +174,25 @@ def _import_numba_arraymath():
 
 
 _import_numba_arraymath()
-_ADDRESSES = blas_addresses([sym.rsplit("_", 1)[1] for sym in _SYMBOLS.values()])
+
+
+def gemm_addresses():
+    """``({name: address}, integer bits)`` of the ``?gemm`` functions generated code
+    calls: NumPy's own OpenBLAS where NumPy bundles one, else scipy's (blas_library.py)."""
+    names = [sym.rsplit("_", 1)[1] for sym in _SYMBOLS.values()]
+    found = numpy_openblas_addresses(names)
+    if found is not None:
+        return found, numpy_openblas()[2]
+    return blas_addresses(names), 32
+
+
+_ADDRESSES, _INT_BITS = gemm_addresses()
 for _sym in _SYMBOLS.values():
     llvm.add_symbol(_sym, _ADDRESSES[_sym.rsplit("_", 1)[1]])
 
 # Products with at most this many multiply-adds (m * n * k) are loops.
 SMALL = 512
-_INT_MAX = 2 ** 31 - 1  # cython_blas takes C ints
+_INT_MAX = 2 ** (_INT_BITS - 1) - 1  # the BLAS's Fortran integers
 
 
 @intrinsic
@@ -193,10 +209,11 @@ def _xgemm(typingctx, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, l
         tys = signature.args
         dtype = c.dtype
         llfloat = context.get_value_type(dtype)
-        i8, i32 = ir.IntType(8), ir.IntType(32)
+        i8, i32 = ir.IntType(8), ir.IntType(_INT_BITS)   # i32: the BLAS's integer
+        int_ty = types.int64 if _INT_BITS == 64 else types.int32
 
         def slot(value, ty, llty):
-            cast = context.cast(builder, value, ty, types.int32 if llty is i32 else dtype)
+            cast = context.cast(builder, value, ty, int_ty if llty is i32 else dtype)
             return cgutils.alloca_once_value(builder, cast)
 
         def flag(value, ty):

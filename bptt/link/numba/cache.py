@@ -36,8 +36,11 @@ _VERSION = "bptt-0.1"
 def runtime_digest():
     # runtime.py and the modules beside it (scan_runtime, fastmath...): numba inlines
     # their code into the cached machine code, and its cache never notices a change there.
+    from .blas_library import abi
+
     folder = os.path.dirname(__file__)
     h = hashlib.sha256()
+    h.update(abi().encode())   # the BLAS called, and its integer width, are compiled in
     for name in sorted(n for n in os.listdir(folder) if n.endswith(".py")):
         with open(os.path.join(folder, name), "rb") as f:
             h.update(f.read())
