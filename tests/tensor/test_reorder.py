@@ -103,9 +103,12 @@ def test_rnn_gradient_structure():
 
 
 def product_reshapes(f):
-    """(reversed?, the backward loop's cotangent?) for each reshaped operand of a product."""
+    """(reversed?, the backward loop's cotangent?) for each reshaped operand of a matrix
+    product (not the loss's inner product of the flattened trace, sum_of_product_to_dot)."""
     found = []
     for n in nodes(f, Gemm) + nodes(f, Dot):
+        if n.outputs[0].ndim != 2:
+            continue
         for v in n.inputs:
             if v.owner is not None and not isinstance(v.owner.op, Reshape) and v.owner.inputs:
                 v = v.owner.inputs[0]           # through the transpose
