@@ -16,7 +16,10 @@ import is reported as skipped.
 Method:
 
 1. every child process runs with one BLAS thread (``*_NUM_THREADS=1``,
-   ``torch.set_num_threads(1)``, single-threaded XLA flags);
+   ``torch.set_num_threads(1)``, single-threaded XLA flags) and is pinned to
+   one CPU (``os.sched_setaffinity``, where the OS has it): JAX 0.10 ignores
+   the XLA flags and ran rnn-large on two threads (CPU time 1.9x its wall
+   time, session 5), so the flags alone do not make a one-core comparison;
 2. compile: per implementation, cell type and dtype, a fresh process with an
    empty cache directory builds the function and calls it once on the first
    selected case of that cell type (cold), then a second fresh process does
@@ -226,7 +229,14 @@ def _timed(fn):
     return time.perf_counter() - t0
 
 
+def _pin_to_one_cpu():
+    """Run this process on one CPU, whatever threads its libraries start (method, 1)."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
 def child_main(argv):
+    _pin_to_one_cpu()
     kind = argv[0]
     if kind == "compile":
         impl, cases, dtype, out_dir, tag = argv[1:]
@@ -563,7 +573,7 @@ def markdown(results):
     out = [f"# bptt against its peers: forward+backward, commit {meta['commit']}", "",
            f"Commit `{meta['commit']}` ({meta['subject']}); bptt imported from "
            f"{meta['bptt_src']}. {meta['date']}, Python {meta['python']}, "
-           f"{meta['cpus']} CPUs, one BLAS thread per process.", "",
+           f"{meta['cpus']} CPUs, one BLAS thread per process, each pinned to one CPU.", "",
            f"Command: `{meta['command']}` ({meta['rounds']} rounds, about {meta['seconds']} s "
            f"of calls per process and dtype; total {meta.get('elapsed', 0) / 60:.1f} min).", "",
            f"Load average at start {meta['load_start']}, at end {meta.get('load_end')}" +
