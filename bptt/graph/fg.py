@@ -54,34 +54,11 @@ class FunctionGraph:
             self.clients.setdefault(v, [])
 
     def _import_var(self, var):
-        for node in self._new_nodes(var):
+        # The walk stops at variables the graph has (their nodes and everything upstream
+        # are in it), so an edit pays for what it adds, not for the whole graph above it.
+        for node in toposort([var], blockers=self.variables):
             self._import_node(node)
         self._add_variable(var)
-
-    def _new_nodes(self, var):
-        """The nodes `var` needs that the graph lacks, each after the nodes it reads.
-
-        The walk stops at variables the graph has (their nodes and everything
-        upstream are in it), so a rewrite pays for what it adds, not for the
-        whole graph above it.
-        """
-        if var in self.variables or var.owner is None:
-            return []
-        order, done, stack = [], set(), [(var.owner, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if node in done:
-                continue
-            if expanded:
-                done.add(node)
-                order.append(node)
-                continue
-            stack.append((node, True))
-            for inp in reversed(node.inputs):
-                if inp.owner is not None and inp not in self.variables \
-                        and inp.owner not in done:
-                    stack.append((inp.owner, False))
-        return order
 
     def _import_node(self, node):
         if node in self.apply_nodes:

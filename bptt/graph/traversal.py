@@ -29,9 +29,9 @@ def toposort(outputs, blockers=()):
     """Apply nodes computing `outputs`, each after the nodes computing its inputs.
 
     Iterative depth-first post-order, so long chains (unrolled loops) do not
-    hit Python's recursion limit.
+    hit Python's recursion limit. A set of blockers is used as it is (not copied).
     """
-    blockers = set(blockers)
+    blockers = blockers if isinstance(blockers, (set, frozenset)) else set(blockers)
     order, done, stack = [], set(), []
     for out in outputs:
         if out.owner is not None and out not in blockers:
