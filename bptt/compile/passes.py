@@ -148,7 +148,7 @@ pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [const
                               name="canonicalize_walk"), merge], name="canonicalize"),
             "again: the push-outs add weight gradients to views of zeros (zeros + dot is dot)")
 pm.add_pass(InToOut([sum_of_product_to_dot], name="sum_of_product_to_dot"),
-            "sum(a * b) over all axes is one ddot: no temporary for the product (the loss h*h)")
+            "sum(a * b) over all axes is one BLAS dot: no temporary for the product (the loss h*h)")
 pm.add_pass(gemm_pass, "z + dot(x, y) is one BLAS gemm call: no temporary for the product")
 pm.add_pass(fuse_elemwise, "a chain of elementwise ops is one loop without temporaries")
 pm.add_pass(gemm_inplace_pass, "a gemm whose z nothing else reads accumulates into z's buffer")

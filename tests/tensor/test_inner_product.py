@@ -1,7 +1,7 @@
 """`sum_of_product_to_dot`: ``sum{all axes}(a * b)`` is ``dot(flatten(a), flatten(b))``.
 
 Oracles: the graph after the passes (no elementwise product, one Dot of Reshapes), the
-NUMBA source (no loop, no allocation: a ddot over views), NumPy for values (PY and
+NUMBA source (no loop, no allocation: one BLAS dot over views), NumPy for values (PY and
 NUMBA, hypothesis over sizes including empty rows), and the cases the rewrite must leave
 alone (an unproven shape, float32, a partial sum, a product read elsewhere).
 """
@@ -63,7 +63,7 @@ def test_left_alone_when_not_an_inner_product():
     a, b = T.matrix("a"), T.matrix("b")
     v = T.vector("v", dtype="float32")
     cases = [(a * b).sum(),                 # b may broadcast against a
-             (v * v).sum(),                 # float32: sdot would accumulate in float32
+             (v * v).sum(),                 # float32: BLAS would accumulate in float32
              (a * a).sum(axis=0),           # not every axis
              ]
     for out in cases:

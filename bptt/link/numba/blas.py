@@ -376,7 +376,7 @@ def gemm_into(alpha, a, b, beta, c):
         _gemm_loops(alpha, a, b, beta, c)   # small products: loops
         return c
     if max(m, n, k) > _INT_MAX:
-        raise ValueError("gemm: a dimension does not fit in a C int ({}, {}, {})", m, n, k)
+        raise ValueError("gemm: a dimension does not fit in the BLAS's integers ({}, {}, {})", m, n, k)
     cmaj, ldc = _major(c)
     target, tbeta, strided = c, beta, cmaj < 0
     if strided:

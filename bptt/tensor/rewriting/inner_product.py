@@ -9,14 +9,15 @@ at the forward's peak. Rewritten::
 
     sum{all axes}(mul(a, b))   ->   dot(flatten(a), flatten(b))
 
-one pass over ``a`` and ``b`` (BLAS ``ddot`` above a few hundred elements),
+one pass over ``a`` and ``b`` (`dot_vv`: a 1 x n by n x 1 BLAS gemm above a few
+hundred elements),
 no temporary: ``flatten`` of a C-contiguous array (the trace's rows) is a
 view.
 
 The rewrite applies when all of this holds:
 
 * the sum is over every axis of a 1-d or larger product of exactly two
-  operands, and every dtype is float64. A float32 ``dot`` accumulates in
+  operands, and every dtype is float64. A float32 BLAS product accumulates in
   float32, while the NUMBA sum accumulates float32 in float64 (a float32
   accumulator lost ~1e-4 relative on a T x B x H loss): float32 is left alone;
 * the product is read by the sum alone and is not a graph output (otherwise

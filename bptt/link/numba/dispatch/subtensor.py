@@ -196,7 +196,7 @@ class _KernelWriter:
             self._emit(f"{ind}out[{', '.join(v for _, v in region)}] = x[{target}]",
                        "    return out")
             return
-        self._emit("    out = alloc_empty(x.shape, x.dtype)", "    copy_into(out, x)")
+        self._emit("    out = c_copy(x)")
         self._check_y([size for size, _ in region])
         ind = self._loops(region)
         sign = "=" if self.mode == "set" else "+="
