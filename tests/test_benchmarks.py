@@ -75,7 +75,8 @@ def fake_results():
     return {"meta": meta, "gemm": {"float64": 20.0},
             "gemm_fraction": peers.gemm_fraction(rows, {"float64": 20.0}),
             "compile": [{"impl": "bptt", "kind": "rnn", "dtype": "float64",
-                         "cold": {"wall": 5.0, "cpu": 4.0}, "warm": {"wall": 0.5, "cpu": 0.4}},
+                         "cold": {"wall": 5.0, "cpu": 4.0}, "warm": {"wall": 0.5, "cpu": 0.4},
+                         "fresh_call": 0.002, "cached_call": 0.0025},
                         {"impl": "jax", "kind": "rnn", "dtype": "float64", "error": "boom"}],
             "rows": [{"case": c, "dtype": d, "impl": i, **r} for (c, d, i), r in rows.items()]}
 
@@ -92,7 +93,7 @@ def test_summary_and_table():
     assert "commit abc1234" in text and "shared load" in text
     assert "| rnn-large | bptt | 200.00 | 0.50 | 1.0 | 25.0 | 1.0e-15 |  |" in text
     assert "| rnn-large | torch | - | - | - | 25.0 | - | skipped: torch is not installed |" in text
-    assert "| bptt | rnn | float64 | 5.00 | 4.00 | 0.50 | 0.40 |" in text
+    assert "| bptt | rnn | float64 | 5.00 | 4.00 | 0.50 | 0.40 | 2.00 | 2.50 | 1.25 |" in text
     assert "| jax | rnn | float64 | failed: boom" in text
 
 
