@@ -126,7 +126,11 @@ for dtype in ["float64", "float32"]:
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((23, 17)).astype(dtype), rng.standard_normal((17, 19)).astype(dtype)
     results[dtype] = (f, a, b, f(a, b), sum(f._fn.numba_function.stats.cache_hits.values()))
-report = {"scipy.linalg imported": "scipy.linalg" in sys.modules}
+report = {"scipy.linalg imported": "scipy.linalg" in sys.modules,
+          # loading a cached function types its arguments without numpy.ma (argtypes.py)
+          "numpy.ma imported": "numpy.ma" in sys.modules,
+          # numba's BLAS check only looks for scipy's extension file (blas.py)
+          "scipy BLAS loaded": any("cython_blas" in line for line in open("/proc/self/maps"))}
 from scipy.linalg import blas as fblas
 for dtype, (f, a, b, out, hits) in results.items():
     if numpy_openblas() is not None:
@@ -147,6 +151,8 @@ def test_a_fresh_process_loading_a_cached_product_computes_the_blas_values(tmp_p
     warm = _python(PRODUCT, tmp_path / "cache")
     for report, loaded in [(cold, False), (warm, True)]:
         assert report["scipy.linalg imported"] is False
+        assert report["numpy.ma imported"] is False
+        assert report["scipy BLAS loaded"] is (blas_library.numpy_openblas() is None)
         for dtype in ["float64", "float32"]:
             assert report[dtype] == {"loaded": loaded, "identical to the BLAS": True,
                                      "close to numpy": True, "again": True}

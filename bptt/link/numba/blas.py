@@ -97,15 +97,10 @@ def _load_cython_blas():
     module = sys.modules.get(_CYTHON_BLAS)
     if module is not None:
         return module
+    path = _cython_blas_file()
+    if path is None:
+        return None
     try:
-        scipy_spec = importlib.util.find_spec("scipy")
-        folder = os.path.join(os.path.dirname(scipy_spec.origin), "linalg")
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            path = os.path.join(folder, "cython_blas" + suffix)
-            if os.path.exists(path):
-                break
-        else:
-            return None
         spec = importlib.util.spec_from_file_location(_CYTHON_BLAS, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -114,6 +109,20 @@ def _load_cython_blas():
     if sys.modules.get(_CYTHON_BLAS) is module and "scipy.linalg" not in sys.modules:
         del sys.modules[_CYTHON_BLAS]
     return module
+
+
+def _cython_blas_file():
+    """Path of scipy's ``cython_blas`` extension file, or None (no scipy, or not a file)."""
+    try:
+        scipy_spec = importlib.util.find_spec("scipy")
+        folder = os.path.join(os.path.dirname(scipy_spec.origin), "linalg")
+    except Exception:  # noqa: BLE001  (no scipy, or a namespace without a file)
+        return None
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(folder, "cython_blas" + suffix)
+        if os.path.exists(path):
+            return path
+    return None
 
 
 def _capsule_address(capsule):
@@ -147,11 +156,15 @@ def _import_numba_arraymath():
     from its cache) imports ``numba.np.arraymath``, which records whether
     BLAS is available by calling ``numba.np.linalg.ensure_blas``: ``import
     scipy.linalg.cython_blas``, all of ``scipy.linalg`` again. Imported here
-    first, with that name bound to a check that loads only the extension
-    (`_load_cython_blas`; the same verdict: the module loads or the original
-    check runs). ``numba.np.linalg`` keeps its own ``ensure_blas`` for what it
-    compiles (``np.dot``, ``np.linalg``), which then imports ``scipy.linalg``
-    when first needed.
+    first, with that name bound to a check that only looks for the
+    extension's file (where there is none, the original check runs). The
+    verdict (``_HAVE_BLAS``) only picks how numba compiles ``np.convolve`` and
+    ``np.correlate``; loading the extension is left to whoever calls it: with
+    NumPy's own OpenBLAS (blas_library.py) bptt never does, and nothing on the
+    load path of a cached function loads scipy's BLAS library.
+    ``numba.np.linalg`` keeps its own ``ensure_blas`` for what it compiles
+    (``np.dot``, ``np.linalg``), which then imports ``scipy.linalg`` when first
+    needed.
     """
     if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
         return
@@ -160,7 +173,7 @@ def _import_numba_arraymath():
     original = linalg.ensure_blas
 
     def ensure_blas():
-        if _load_cython_blas() is None:
+        if _CYTHON_BLAS not in sys.modules and _cython_blas_file() is None:
             return original()
         # numba's Fortran integer-width guard, where this numba has one.
         getattr(linalg, "_check_lapack_int_width", lambda: None)()

@@ -37,6 +37,7 @@ from numba.core.caching import (CompileResultCacheImpl, FunctionCache, IndexData
                                 _CacheLocator, _SourceFileBackedLocatorMixin)
 
 from ...config import config
+from . import argtypes  # noqa: F401  (array arguments typed without numpy.ma)
 from .cache import runtime_digest
 
 __all__ = ["jit", "broadcast_into", "select"]
