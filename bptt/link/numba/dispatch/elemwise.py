@@ -119,16 +119,23 @@ def loop_source(op, node):
     alloc = f"alloc_empty({sizes}, {np_dtype(out.dtype)})"
     if op.inplace_input is None:
         lines.append(f"    out = {alloc}")
-    else:   # input k, when it has the loop's shape: each element is read, then written, at one index
+    else:
+        # Input k is read through the output's own view, at the index written (a
+        # fresh output, when input k broadcasts at run time, is first filled with
+        # it). Read through a view of its own, input k aliases the output exactly:
+        # LLVM's vectorizer checks at run time that the two ranges do not overlap
+        # and, as they do, runs its scalar loop. The RNN step tanh(x@U + h@W + b)
+        # written into the product took 7.2 ns per float32 element, 1.2 ns so.
         k = op.inplace_input
         lines += [f"    if i{k}.shape == {sizes}:",
-                  f"        out = i{k}", "    else:", f"        out = {alloc}"]
+                  f"        out = i{k}", "    else:", f"        out = {alloc}",
+                  f"        broadcast_into(out, i{k})"]
     lines += [f"    x{k} = i{k}" for k, v in enumerate(ins) if v.ndim == 0 and first[k] == k]
     lines += [f"    f{k}, o{k}, e{k} = elem_view(i{k})" for k, v in enumerate(ins)
-              if v.ndim and dyn[k]]
+              if v.ndim and dyn[k] and k != op.inplace_input]
     lines.append("    fout, oout, eout = elem_view(out)")
     body_lines, expr = _scalar_body(op, node, [f"x{first[k]}" for k in range(len(ins))])
-    lines += _loop_nest(ins, nd, body_lines, expr, dyn, "    ")
+    lines += _loop_nest(ins, nd, body_lines, expr, dyn, "    ", op.inplace_input)
     lines.append("    return out")
     return "\n".join(lines) + "\n"
 
@@ -171,7 +178,7 @@ def _flat_index(view, dims, ndim, nd):
     return f"f{view}[np.uint64(o{view}{terms})]"
 
 
-def _loop_nest(ins, nd, body_lines, expr, dyn, indent):
+def _loop_nest(ins, nd, body_lines, expr, dyn, indent, inplace_input=None):
     lines, ind = [], indent
     for d in range(nd):
         lines.append(f"{ind}for j{d} in range(d{d}):")
@@ -179,7 +186,10 @@ def _loop_nest(ins, nd, body_lines, expr, dyn, indent):
     for k, v in enumerate(ins):
         if v.ndim == 0 or ins.index(v) != k:
             continue
-        read = _flat_index(k, dyn[k], v.ndim, nd) if dyn[k] else f"i{k}[{', '.join(['0'] * v.ndim)}]"
+        if k == inplace_input:
+            read = _flat_index("out", range(nd), nd, nd)
+        else:
+            read = _flat_index(k, dyn[k], v.ndim, nd) if dyn[k] else f"i{k}[{', '.join(['0'] * v.ndim)}]"
         lines.append(f"{ind}x{k} = {read}")
     lines += [f"{ind}{line}" for line in body_lines]
     lines.append(f"{ind}{_flat_index('out', range(nd), nd, nd)} = {expr}")
