@@ -32,6 +32,42 @@ def broadcast_static_shape(types, what):
     return tuple(out)
 
 
+BROADCAST_ERROR = "operands could not be broadcast together with shapes"
+
+
+def broadcast_message(padded):
+    """The message for operands of `padded` shapes (aligned, -2 absent, -1 static 1).
+
+    ``((-2, 3), (2, 4))`` (a vector of 3 and a 2 x 4 matrix) gives NumPy's
+    ``operands could not be broadcast together with shapes (3,) (2,4)``, then the
+    dimension whose sizes differ and what to change. PY mode (`Elemwise.perform`)
+    and compiled loops (link/numba/errors.py) raise this same text.
+    """
+    shapes = [tuple(1 if d == -1 else d for d in s if d != -2) for s in padded]
+    own = " ".join("(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
+                   for s in shapes)
+    nd = len(padded[0]) if padded else 0
+    for d in range(nd):
+        sizes = sorted({s[d] for s in padded if s[d] >= 0 and s[d] != 1})
+        if len(sizes) > 1:
+            which = ("the last dimension" if d == nd - 1
+                     else f"dimension {d - nd} (counting from the right)")
+            return (f"{BROADCAST_ERROR} {own}: {which} has sizes {' and '.join(map(str, sizes))}; "
+                    "the operands must agree in each dimension, or have size 1 where they "
+                    "broadcast (reshape, slice or dimshuffle an operand to match)")
+    return f"{BROADCAST_ERROR} {own}"
+
+
+def _check_broadcast(values):
+    """ValueError with `broadcast_message` when the shapes of `values` do not broadcast."""
+    shapes = [np.shape(v) for v in values]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        nd = max(len(s) for s in shapes)
+        raise ValueError(broadcast_message([(-2,) * (nd - len(s)) + s for s in shapes])) from None
+
+
 class Elemwise(Op):
     """Apply `scalar_op` elementwise, broadcasting inputs as NumPy does.
 
@@ -80,7 +116,11 @@ class Elemwise(Op):
         args = [np.asarray(x, dtype=dt) if x.dtype.name != dt else x
                 for x, dt in zip(inputs, in_dtypes)]
         with np.errstate(all="ignore"):
-            out = self.scalar_op.impl(*args)
+            try:
+                out = self.scalar_op.impl(*args)
+            except ValueError:
+                _check_broadcast(args)   # NumPy's message names neither dimension nor fix
+                raise
         out = np.asarray(out, dtype=out_dtype)
         target = None if self.inplace_input is None else inputs[self.inplace_input]
         if target is not None and target.shape == out.shape:   # as the numba loop does

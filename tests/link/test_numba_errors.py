@@ -47,10 +47,22 @@ def test_broadcast_error_shows_the_operands_own_shapes():
     x, m = T.vector("x"), T.matrix("m")
     s = T.tensor("float64", (None, 1))          # a dimension of static size 1 (-1)
     py, nb = _both([x, m, s], T.exp(x) * m + s, np.ones(3), np.ones((2, 4)), np.ones((2, 1)))
-    for text in (py, nb):
-        assert "could not be broadcast together with shapes (3,) (2,4)" in text
-    assert "(2,1)" in nb and "the last dimension has sizes 3 and 4" in nb
+    assert py == nb   # PY mode says it as the compiled loop does (not NumPy's bare message)
+    assert "could not be broadcast together with shapes (3,) (2,4) (2,1)" in nb
+    assert "the last dimension has sizes 3 and 4" in nb and "reshape, slice or dimshuffle" in nb
     assert "-1" not in nb and "-2" not in nb
+
+
+def test_py_mode_broadcast_error_names_the_op_and_its_inputs():
+    x, m = T.tensor3("x"), T.matrix("m")
+    f = bptt.function([x, m], T.tanh(x) + m, mode="PY")
+    with pytest.raises(ValueError) as info:
+        f(np.ones((2, 3, 4)), np.ones((5, 4)))
+    assert str(info.value).startswith(
+        "operands could not be broadcast together with shapes (2,3,4) (5,4): dimension -2 "
+        "(counting from the right) has sizes 3 and 5")
+    note = "\n".join(info.value.__notes__)
+    assert "while computing" in note and "'m'" in note and "tanh" in note
 
 
 def test_broadcast_message_names_the_dimension_that_differs():
