@@ -127,9 +127,12 @@ def test_gemm_fresh_broadcasts_z_and_keeps_numpy_values(dtype):
     y = rng.standard_normal((6, 5)).astype(dtype)
     one, half = np.asarray(1, dtype)[()], np.asarray(0.5, dtype)[()]
     # (the lowering hands a 1-d z over as a row, a scalar as a 1 x 1 array)
-    for z in [rng.standard_normal((4, 5)), rng.standard_normal((1, 5)),
-              rng.standard_normal((4, 1))]:
-        z = z.astype(dtype)
+    # ... and z of any strides (read through its flat view: one layout-'A' compile)
+    def draw(*shape):
+        return rng.standard_normal(shape).astype(dtype)
+
+    for z in [draw(4, 5), draw(1, 5), draw(4, 1), draw(8, 5)[::-2], draw(3, 5)[::-3],
+              draw(8, 1)[::-2]]:
         assert_same(blas.gemm_fresh(z, half, x, y, one), z + half * (x @ y), scale=6)
     # the product broadcasts against a taller z: NumPy's value, not an error
     z = rng.standard_normal((3, 5)).astype(dtype)

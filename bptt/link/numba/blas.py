@@ -69,6 +69,7 @@ from numba.extending import get_cython_function_address, intrinsic  # noqa: E402
 
 from .alloc_runtime import alloc_empty, c_copy  # noqa: E402
 from .blas_library import numpy_openblas, numpy_openblas_addresses  # noqa: E402
+from .elemwise_runtime import elem_view  # noqa: E402
 from .runtime import OPTIONS, jit  # noqa: E402
 from .separate import separately  # noqa: E402
 
@@ -482,9 +483,12 @@ def gemm_fresh(z, alpha, x, y, beta):
     r, c = z.shape
     if alpha != 0 and (r == m or r == 1) and (c == n or c == 1):
         out = alloc_empty((m, n), x.dtype)
+        # z through its flat view (stride 0 where it broadcasts): indexing the 'A'
+        # array itself does not vectorize (a 32 x 128 float32 copy took 1.36 us, 0.25 so)
+        fz, oz, ez = elem_view(z)
         for i in range(m):
             for j in range(n):
-                out[i, j] = z[i if r != 1 else 0, j if c != 1 else 0]
+                out[i, j] = fz[np.uint64(oz + i * ez[0] + j * ez[1])]
         return _accumulate(alpha, x, y, beta, out)
     # NumPy's value where BLAS differs (alpha == 0 skips the product: no nan from x or
     # y), or the product itself broadcasts against a larger z. Loops, not NumPy array
