@@ -147,8 +147,9 @@ def summed():
     """SumTo (written inline): to the same rank, and with a leading dimension summed away."""
     g, a, b = T.tensor3("g"), T.iscalar("a"), T.iscalar("b")
     c = T.iscalar("c")
-    f = bptt.function([g, a, b, c], [sum_to(g, (a, b, c)), sum_to(g, (b, c))],
-                      mode="NUMBA")
+    # g[::-1]: a reversed view (layout 'A'), read through its flat view like g
+    f = bptt.function([g, a, b, c], [sum_to(g, (a, b, c)), sum_to(g, (b, c)),
+                                     sum_to(g[::-1], (a, b, c))], mode="NUMBA")
     src = f._fn.source
     assert "sumto_1 = alloc_zeros(" in src and "def sum_to" not in src   # inline, no kernel
     return f
@@ -159,7 +160,8 @@ def test_sum_to_inline_matches_numpy(summed, shape, ones):
     g = np.arange(np.prod(shape), dtype=float).reshape(shape) - 2.5
     target = tuple(1 if one else s for s, one in zip(shape, ones))
     got = summed(g, *target)
-    for out, want in zip(got, (sum_to_shape(g, target), sum_to_shape(g, target[1:]))):
+    wants = (sum_to_shape(g, target), sum_to_shape(g, target[1:]), sum_to_shape(g[::-1], target))
+    for out, want in zip(got, wants, strict=True):
         assert out.shape == want.shape
         np.testing.assert_array_equal(out, want)
 

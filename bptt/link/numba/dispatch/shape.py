@@ -97,19 +97,26 @@ def _sum_to(op, node, ctx):
         return f"np.{g.dtype}(np.sum({{0}}))" if n else "{0}"
     # Inline statements (a kernel was a compiled function per ndim pair, ~0.4 s each):
     # out[.., j if d != 1 else 0, ..] += g[.., j, ..] over g, after checking that g is a
-    # broadcast of the target shape (writing out of bounds would corrupt memory).
+    # broadcast of the target shape (writing out of bounds would corrupt memory). Both
+    # are indexed through their flat views (elem_view: stride 0 along a size-1 dimension
+    # is the `else 0`), which vectorize where indexing g (layout 'A': reversed rows) with
+    # the selects did not: the RNN's bias gradient, 200 x 32 x 128 float32 into 128,
+    # took 0.30 ms, 0.08 so. Each element sums in the same order.
     p, lead = ctx.fresh("sumto"), n - m
     d = [f"{{{i + 1}}}" for i in range(m)]
     lines = []
     for i in range(m):
         lines += [f"if {d[i]} != 1 and {d[i]} != {{0}}.shape[{lead + i}]:",
                   "    raise ValueError('sum_to: the gradient is not a broadcast of the input shape')"]
-    body, ind = [f"{p} = alloc_zeros(({''.join(f'{x}, ' for x in d)}), {{0}}.dtype)"], ""
+    body, ind = [f"{p} = alloc_zeros(({''.join(f'{x}, ' for x in d)}), {{0}}.dtype)",
+                 f"{p}_f, {p}_o, {p}_e = elem_view({p})",
+                 f"{p}_fg, {p}_og, {p}_eg = elem_view({{0}})"], ""
     for i in range(n):
         body.append(f"{ind}for {p}_j{i} in range({{0}}.shape[{i}]):")
         ind += "    "
-    oi = ", ".join(f"({p}_j{lead + i} if {d[i]} != 1 else 0)" for i in range(m))
-    body.append(f"{ind}{p}[{oi}] += {{0}}[{', '.join(f'{p}_j{i}' for i in range(n))}]")
+    oi = "".join(f" + {p}_j{lead + i} * {p}_e[{i}]" for i in range(m))
+    gi = "".join(f" + {p}_j{i} * {p}_eg[{i}]" for i in range(n))
+    body.append(f"{ind}{p}_f[np.uint64({p}_o{oi})] += {p}_fg[np.uint64({p}_og{gi})]")
     if lead:
         return "\n".join(lines + body + [p])
     same = " and ".join(f"{{0}}.shape[{i}] == {d[i]}" for i in range(m))
