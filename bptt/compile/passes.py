@@ -22,6 +22,7 @@ from ..scan.rewriting.reuse import scan_reuse_forward
 from ..scan.rewriting.merge import scan_merge, scan_merge_outputs_pass
 from ..scan.rewriting.savemem import scan_save_mem
 from ..scan.rewriting.inplace import scan_nit_sot_into_seq_pass
+from ..scan.rewriting.join_rows import scan_read_through_join_pass
 from ..scan.rewriting.shapes import scan_step_shapes
 from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
 from ..tensor.rewriting.fusion import fuse_elemwise
@@ -144,6 +145,8 @@ pm.add_pass(scan_fill_sequences_pass, "a sequence that is one value everywhere i
             "computed in the step (after save_mem made the LSTM's zeros cotangent of c one)")
 pm.add_pass(sequence_memory_pass, "no T-long array kept alive by an empty join, added into a "
             "zeros copy, or copied reversed across the backward loop for a weight gradient")
+pm.add_pass(scan_read_through_join_pass, "a loop reads join(zeros, P[k:]) as P's rows and a "
+            "mask: no copy of the trace for the loss cotangent (after join_drop_empty)")
 pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding],
                               name="canonicalize_walk"), merge], name="canonicalize"),
             "again: the push-outs add weight gradients to views of zeros (zeros + dot is dot)")

@@ -310,13 +310,10 @@ def _length_is_n(node, k):
 
 
 # -- the rewrite -----------------------------------------------------------------------------
-@node_rewriter([Scan], name=NAME)
-def scan_nit_sot_into_seq(fgraph, node):
-    """Set ``nit_sot_into_seq`` for each nit_sot that can live in a dead sequence's rows."""
-    op = node.op
-    info = op.info
-    if info.nit_sot_into_seq:
-        return None
+def nit_sot_homes(fgraph, node):
+    """For each nit_sot of the Scan `node`: the sequence whose rows it can be stored in
+    (the first that qualifies), or None."""
+    op, info = node.op, node.op.info
     chosen = [None] * info.n_nit_sot
     for k in range(info.n_nit_sot):
         if not _length_is_n(node, k):
@@ -325,6 +322,17 @@ def scan_nit_sot_into_seq(fgraph, node):
             if j not in chosen and _step_allows(op, k, j) and _only_reader(fgraph, node, j):
                 chosen[k] = j
                 break
+    return chosen
+
+
+@node_rewriter([Scan], name=NAME)
+def scan_nit_sot_into_seq(fgraph, node):
+    """Set ``nit_sot_into_seq`` for each nit_sot that can live in a dead sequence's rows."""
+    op = node.op
+    info = op.info
+    if info.nit_sot_into_seq:
+        return None
+    chosen = nit_sot_homes(fgraph, node)
     if all(j is None for j in chosen):
         return None
     new_info = dataclasses.replace(info, nit_sot_into_seq=tuple(chosen))

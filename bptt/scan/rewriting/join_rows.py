@@ -1,0 +1,275 @@
+"""A loop reads fill rows and another array's rows without their join: `scan_read_through_join`.
+
+The gradient of a scan builds the loss cotangent of a state's buffer ``P`` as::
+
+    J = Join(0, alloc(v, k, *row), P[k:])      # v = 0: the loss does not read the k
+                                               # initial rows; for 0.5 * sum(h ** 2)
+                                               # the cotangent of h is h itself
+
+(or, when the lengths were not proved equal for `inc_of_zeros_as_join`, as
+``IncSubtensor{k:}(alloc(0, len(P), *row), P[k:])``: the same rows, a ``-0.0`` of P
+read as itself instead of ``+0.0``), and the backward scan reads J through first-axis slices, as a sequence (its
+``g_output`` row) and as the initial row of the carried cotangent. J is a copy
+of the whole trace made to put k rows of zeros in front.
+
+``len(J) == len(P)`` (proved: ``len(P) >= k``), so a chain C of first-axis
+slices picks the same row positions of J, of P and of the one-byte-per-row
+mask ``M = Join(0, alloc(False, k), alloc(True, len(P) - k))``, and row r of J
+is ``switch(M[r], P[r], v)``::
+
+    outer:  seqs [..., C(J), ...]             init [..., C'(J), ...]
+    inner:  row
+      -->
+    outer:  seqs [..., C(P), ..., C(M)]       init [..., switch(C'(M), C'(P), v)]
+    inner:  switch(m, prow, v)
+
+The step reads P's rows, a view of the forward trace, and the mask; J is not
+built. The rewrite fires when the scan reads J, at sequences or initial states
+(an initial state has as many rows as the state's taps, so its switch is small),
+and at most one other reader reads it: that reader gets ``switch(C(M), C(P), v)``
+(the initial state's cotangent, reading the rows a symbolic-length loop does not:
+no more rows than J). Two other readers (truncate_gradient) keep J.
+As the other shape rewrites, it assumes the graph runs without a shape error
+(the join would have checked that v's rows have P's row shape).
+
+Runs after `sequence_memory` (whose `join_drop_empty` removes the initial-state
+cotangent's empty view of J) and before the gemm and fusion passes, which fuse
+the switch into the step's elementwise loop. A join is left alone when
+`scan_nit_sot_into_seq` may store a nit_sot in its rows (`nit_sot_homes`; whether
+the row shapes agree is checked at run time): the RNN's step cotangent, which the
+weight-gradient products read whole. Without J it would need T rows of its own,
+written in backward order, and the products a reversed copy of them (rnn-large
+peak 55.8 -> 80.5 MiB, measured). The LSTM's lives in the pre-activation's rows:
+J's 6.25 MiB are saved.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...graph.basic import Constant
+from ...graph.rewriting import InToOut, can_replace, node_rewriter
+from ...tensor.basic import Alloc, Join
+from ...tensor.math import sub, switch
+from ...tensor.rewriting.reorder import lin_length, lin_value
+from ...tensor.shape import shape_i, shape_padright
+from ...tensor.subtensor import SCALAR, IncSubtensor, SliceSpec, Subtensor
+from ...tensor.type import TensorConstant, TensorType
+from ..args import ScanArgs
+from ..op import Scan
+from .basic import rebuild
+from .fill import _inner_value
+from .inplace import nit_sot_homes
+
+_SIZE_KINDS = ("const", "dim", "slice", "bcast")   # size keys (values >= 0), as reorder.py
+
+
+def _row_slice(node):
+    """Whether `node` is a Subtensor of first-axis slices only (every row kept whole)."""
+    return (isinstance(node.op, Subtensor) and len(node.op.idx_list) == 1
+            and isinstance(node.op.idx_list[0], SliceSpec))
+
+
+def _chain_root(var):
+    """(root, slice nodes from the root out) with `var` = the slices applied to root."""
+    nodes = []
+    while var.owner is not None and _row_slice(var.owner):
+        nodes.append(var.owner)
+        var = var.owner.inputs[0]
+    return var, nodes[::-1]
+
+
+def _apply(nodes, base):
+    for n in nodes:
+        base = n.op(base, *n.inputs[1:])
+    return base
+
+
+def _slice_parts(node):
+    values = iter(node.inputs[1:])
+    return [next(values) if p == SCALAR else p for p in node.op.idx_list[0]]
+
+
+def _lin(fgraph, part):
+    if isinstance(part, (int, np.integer)):
+        return (None, int(part))
+    return lin_value(fgraph, part)
+
+
+def _zeros_then_rows(fgraph, j):
+    """``(v, k, P)`` when row r of `j` is v for r < k and ``P[r]`` after, with
+    ``len(j) == len(P) >= k`` (k a constant): `j` is ``Join(0, alloc(v, k, *row), P[k:])``,
+    or ``IncSubtensor{k:}(alloc(v, len(P), *row), P[k:])`` with v zero (set: any v)."""
+    node = j.owner
+    if node is None:
+        return None
+    if isinstance(node.op, Join) and node.op.axis == 0 and len(node.inputs) == 2:
+        fill, rest = node.inputs
+        k = _alloc_length(fgraph, fill, j.ndim)
+    elif isinstance(node.op, IncSubtensor) and len(node.op.idx_list) == 1 \
+            and isinstance(node.op.idx_list[0], SliceSpec):
+        fill, rest = node.inputs[:2]
+        start, stop, step = _slice_parts(node)
+        k = _lin(fgraph, start) if stop is None and step in (None, 1) else None
+        if _alloc_length(fgraph, fill, j.ndim) is None or not (
+                node.op.set_instead_of_inc or _zero(fill.owner.inputs[0])):
+            return None
+    else:
+        return None
+    p = _rows_from(fgraph, rest, k)
+    if p is None or p.dtype != j.dtype or k is None or k[0] is not None:
+        return None
+    if isinstance(node.op, IncSubtensor) and \
+            _lin(fgraph, fill.owner.inputs[1]) != lin_length(fgraph, p, 0):
+        return None
+    if not _at_least(fgraph, p, k[1]):
+        return None
+    # P's rows have the fill's shape (an inc would broadcast a row of ones)
+    rows = fill.owner.inputs[2:]
+    if any(lin_length(fgraph, p, i + 1) != _lin(fgraph, r) or _lin(fgraph, r) is None
+           for i, r in enumerate(rows)):
+        return None
+    return fill.owner.inputs[0], k[1], p
+
+
+def _at_least(fgraph, p, k):
+    """Whether ``len(p) >= k`` is proved: by its linear form, or `p` is a scan state's
+    buffer (not a ring) with k rows of initial taps in front."""
+    length = lin_length(fgraph, p, 0)
+    if length is not None and length[1] >= k \
+            and (length[0] is None or length[0][0] in _SIZE_KINDS):
+        return True
+    node = p.owner
+    if node is None or not isinstance(node.op, Scan):
+        return False
+    return any(b.outer_output == node.outputs.index(p) and b.kind != "mit_mot"
+               and not b.ring and b.extent >= k for b in node.op.info.buffers)
+
+
+def _alloc_length(fgraph, fill, ndim):
+    f = fill.owner
+    if f is None or not isinstance(f.op, Alloc) or len(f.inputs) != 1 + ndim \
+            or f.inputs[0].ndim != 0:
+        return None
+    return _lin(fgraph, f.inputs[1])
+
+
+def _zero(v):
+    return isinstance(v, Constant) and not np.any(np.asarray(v.data))
+
+
+def _rows_from(fgraph, rest, k):
+    """P when `rest` is ``P[k:]``."""
+    r = rest.owner
+    if r is None or not _row_slice(r):
+        return None
+    start, stop, step = _slice_parts(r)
+    if stop is not None or step not in (None, 1) or _lin(fgraph, start) != k:
+        return None
+    return r.inputs[0]
+
+
+def _readers(fgraph, j, node):
+    """``(scan, other)``: the variables through which `node` reads `j` (slices of it) and
+    those anything else reads, each with its slice nodes; None for a graph output."""
+    scan, other, todo = [], [], [(j, [])]
+    while todo:
+        var, nodes = todo.pop()
+        for client, i in fgraph.clients.get(var, ()):
+            if client == "output":
+                return None
+            if client is node:
+                found = scan
+            elif _row_slice(client) and i == 0:
+                todo.append((client.outputs[0], nodes + [client]))
+                continue
+            else:
+                found = other
+            if all(var is not v for v, _ in found):
+                found.append((var, nodes))
+    return scan, other
+
+
+def _switch_rows(var, nodes, src):
+    """``switch(C(M), C(P), v)`` for ``var = C(J)``: J's rows made from P's (outside a loop)."""
+    v, k, p = src
+    m_rows = _apply(nodes, _mask(k, p))
+    return switch(shape_padright(m_rows, var.ndim - 1), _apply(nodes, p), v)
+
+
+def _mask(k, p):
+    """True for the rows of P that J holds, False for the k fill rows (one byte each)."""
+    false = TensorConstant(TensorType("bool", ()), np.bool_(False))
+    true = TensorConstant(TensorType("bool", ()), np.bool_(True))
+    k = TensorConstant(TensorType("int64", ()), np.int64(k))
+    return Join(0)(Alloc()(false, k), Alloc()(true, sub(shape_i(p, 0), k)))
+
+
+def _rewrite_seq(args, k, p_rows, m_rows, v):
+    old = args.inner_in_seqs[k]
+    prow = p_rows.type.clone(shape=p_rows.type.shape[1:])()
+    new = switch(args.add_seq(m_rows), prow, _inner_value(args, v))
+    if not can_replace(old, new):
+        return None
+    args.outer_in_seqs[k], args.inner_in_seqs[k] = p_rows, prow
+    return old, new
+
+
+def _rewrite_reader(args, var, nodes, src, mapping):
+    """Swap `var` (J seen through `nodes`) wherever the scan reads it; False if impossible."""
+    v, k, p = src
+    p_rows, m_rows = _apply(nodes, p), _apply(nodes, _mask(k, p))
+    hit = False
+    for j, outer in enumerate(args.outer_in_seqs):
+        if outer is var:
+            pair = _rewrite_seq(args, j, p_rows, m_rows, v)
+            if pair is None:
+                return False
+            mapping[pair[0]] = pair[1]
+            hit = True
+    for cat in ("mit_sot", "sit_sot"):
+        outers = getattr(args, f"outer_in_{cat}")
+        for j, outer in enumerate(outers):
+            if outer is var:
+                new = _switch_rows(var, nodes, src)
+                if not can_replace(var, new):
+                    return False
+                outers[j] = new
+                hit = True
+    return hit
+
+
+@node_rewriter([Scan])
+def scan_read_through_join(fgraph, node):
+    """Read ``Join(0, alloc(v, k, ...), P[k:])`` as P's rows and a mask (module docstring)."""
+    args = ScanArgs.from_node(node)
+    roots = [_chain_root(outer)[0] for outer in args.outer_in_seqs]
+    # A join whose rows may hold a nit_sot (the RNN's step cotangent) costs nothing: without
+    # it the nit_sot would need T rows of its own, stored reversed (a copy for the weight
+    # products). Whether the rows fit is known at run time only: such a join stays.
+    homes = [roots[j] for j in nit_sot_homes(fgraph, node) if j is not None]
+    joins = []
+    for root in roots:
+        if root not in joins and root not in homes:
+            joins.append(root)
+    mapping, outside, done = {}, {}, False
+    for join in joins:
+        src = _zeros_then_rows(fgraph, join)
+        readers = _readers(fgraph, join, node) if src is not None else None
+        # one reader outside the loop (the initial state's cotangent reads the rows the
+        # loop does not) gets its rows made by a switch: never more than J's rows
+        if not readers or not readers[0] or len(readers[1]) > 1:
+            continue
+        if not all(_rewrite_reader(args, var, nodes, src, mapping) for var, nodes in readers[0]):
+            return None
+        for var, nodes in readers[1]:
+            outside[var] = _switch_rows(var, nodes, src)
+            if not can_replace(var, outside[var]):
+                return None
+        done = True
+    if not done:
+        return None
+    args.replace_inner(mapping)
+    return {**rebuild(node, args)[0], **outside}
+
+
+scan_read_through_join_pass = InToOut([scan_read_through_join], name="scan_read_through_join")
