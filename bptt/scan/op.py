@@ -27,7 +27,8 @@ from .grad import scan_grad
 from .info import ScanInfo
 from .profiling import ScanProfile
 from .rop import scan_rop
-from .utils import as_shape_var, check_closed, graph_signature, infer_shapes
+from .utils import (as_shape_var, check_closed, graph_signature, infer_shapes,
+                    without_size_reads)
 
 
 class Scan(Op):
@@ -349,10 +350,13 @@ class Scan(Op):
 
             from ..tensor.type import as_tensor_variable
 
-            shapes = infer_shapes(self.inner_inputs, self.inner_outputs,
-                                  [_own_shape_or_none(v) for v in self.inner_inputs])
+            own = [_own_shape_or_none(v) for v in self.inner_inputs]
+            shapes = infer_shapes(self.inner_inputs, self.inner_outputs, own)
             empty = as_tensor_variable(np.zeros(0, dtype="int64"))
             outs = [stack([as_shape_var(s) for s in sh]) if sh else empty for sh in shapes]
+            # Sizes only: no step value computed to read its shape (the n == 0 branch
+            # of the numba loop is compiled code, four elementwise loops in the LSTM's).
+            outs = without_size_reads(self.inner_inputs, outs, own)
             self._shape_program = PerformProgram(self.inner_inputs, outs)
         return self._shape_program
 

@@ -156,6 +156,34 @@ def infer_shapes(inputs, outputs, input_shapes):
     return [get(v) for v in outputs]
 
 
+def without_size_reads(inputs, outputs, input_shapes, rounds=8):
+    """`outputs` with each ``Shape_i(v)`` of a computed `v` replaced by `v`'s inferred size.
+
+    The gradient's SumTo reads sizes of step values (``Shape_i(sigmoid(z))``);
+    evaluated as they are, shape expressions would compute those values. Each
+    round replaces the reads it finds (an inferred size may hold further reads);
+    a read whose op infers no shape stays.
+    """
+    from ..graph.replace import clone_replace
+    from ..tensor.shape import Shape_i
+
+    blockers = set(inputs)
+    for _ in range(rounds):
+        replace = {}
+        for node in toposort(outputs, blockers=blockers):
+            v = node.inputs[0] if isinstance(node.op, Shape_i) else None
+            if v is None or v.owner is None or v in blockers:
+                continue
+            size = infer_shapes(inputs, [v], input_shapes)[0][node.op.i]
+            if not (isinstance(size, Variable) and size.owner is not None
+                    and isinstance(size.owner.op, Shape_i) and size.owner.inputs[0] is v):
+                replace[node.outputs[0]] = as_shape_var(size)
+        if not replace:
+            break
+        outputs = clone_replace(outputs, replace)
+    return outputs
+
+
 def _own_shape(v):
     from ..tensor.shape import shape_tuple
 

@@ -56,6 +56,27 @@ def test_zero_steps_keep_row_shapes(mode):
     assert f(np.ones((2, 3)), 2, np.ones((3, 5))).shape == (2, 5)
 
 
+def test_zero_step_row_shapes_read_no_step_value():
+    """A nit_sot sized by a value the step computes (the gradient's SumTo reads
+    ``tanh(..).shape``) gets that value's inferred size for n == 0: the shape program
+    (compiled into the numba loop's n == 0 branch) computes no step value."""
+    from bptt.graph.traversal import toposort
+    from bptt.tensor.elemwise import Elemwise
+    from bptt.tensor.shape import SumTo, shape_i
+
+    x_t, w = T.dvector("x_t"), T.dmatrix("w")
+    y = T.tanh(T.dot(x_t, w))
+    op = Scan([x_t, w], [SumTo()(2 * T.dot(x_t, w), shape_i(y, 0))],
+              _info(n_seqs=1, n_nit_sot=1, n_non_seqs=1))
+    program = op._row_shape_program()
+    nodes = toposort(program.outputs, blockers=program.inputs)
+    assert not [n for n in nodes if isinstance(n.op, Elemwise) and n.outputs[0].ndim], nodes
+    x, wv, n = T.dmatrix("x"), T.dmatrix("wv"), T.lscalar("n")
+    f = bptt.function([x, n, wv], op(n, x, n, wv), mode="PY")
+    assert f(np.zeros((0, 3)), 0, np.ones((3, 5))).shape == (0, 5)
+    np.testing.assert_allclose(f(np.ones((2, 3)), 2, np.ones((3, 5))), np.full((2, 5), 6.0))
+
+
 def _mit_mot_op(in_taps, out_taps):
     """Each out-tap row becomes (its in-tap row, if read, else 0) + 0.5 * sum of in-tap rows."""
     ins = [T.dvector(f"m{k:+d}") for k in in_taps]
