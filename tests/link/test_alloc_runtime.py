@@ -60,3 +60,18 @@ def test_copies_and_views_match_numpy_for_every_layout(rows, cols, src_kind, dst
 def test_copy_into_refuses_another_shape():
     with pytest.raises(ValueError, match="differ in shape"):
         _copies(np.ones((2, 3)), np.zeros((3, 2)))
+
+
+@numba.njit
+def _copy_strided(buf, strides):
+    dst = c_copy(strided_view(buf, (2, 2), (16, 8)))
+    copy_into(strided_view(dst, (2, 2), (16, 8)), strided_view(buf, (2, 2), strides))
+    return dst
+
+
+def test_copy_into_refuses_strides_that_are_not_whole_elements():
+    # views are copied by element offsets: a stride between elements cannot be one
+    buf = np.arange(8.0)
+    np.testing.assert_array_equal(_copy_strided(buf, (32, 8)), [[0, 1], [4, 5]])
+    with pytest.raises(ValueError, match="not whole elements"):
+        _copy_strided(buf, (24, 12))
