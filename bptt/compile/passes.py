@@ -25,9 +25,9 @@ from ..scan.rewriting.inplace import scan_nit_sot_into_seq_pass
 from ..scan.rewriting.join_rows import scan_read_through_join_pass
 from ..scan.rewriting.shapes import scan_step_shapes
 from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
+from ..tensor.rewriting.elemwise_reduce import reduce_of_elemwise
 from ..tensor.rewriting.fusion import fuse_elemwise
 from ..tensor.rewriting.inplace_elemwise import inplace_elemwise_pass
-from ..tensor.rewriting.inner_product import sum_of_product_to_dot
 from ..tensor.rewriting.reorder import sequence_memory_pass
 from ..tensor.rewriting import (canonical_rewriters, constant_folding, merge, remove_dead_code,
                                 shape_rewriters)
@@ -87,8 +87,8 @@ def _same(before, after):
 
 
 # The gemm and fusion passes hide `add(z, dot)` from the scan push-outs: step graphs get them last.
-_GEMM_PASSES = ("sum_of_product_to_dot", "gemm", "gemm_inplace", "scan_inner_gemm",
-                "fuse_elemwise", "scan_nit_sot_into_seq", "inplace_elemwise")
+_GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm", "fuse_elemwise", "reduce_of_elemwise",
+                "scan_nit_sot_into_seq", "inplace_elemwise")
 
 
 def _run_without_gemm(fgraph):
@@ -150,10 +150,11 @@ pm.add_pass(scan_read_through_join_pass, "a loop reads join(zeros, P[k:]) as P's
 pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding],
                               name="canonicalize_walk"), merge], name="canonicalize"),
             "again: the push-outs add weight gradients to views of zeros (zeros + dot is dot)")
-pm.add_pass(InToOut([sum_of_product_to_dot], name="sum_of_product_to_dot"),
-            "sum(a * b) over all axes is one BLAS dot: no temporary for the product (the loss h*h)")
 pm.add_pass(gemm_pass, "z + dot(x, y) is one BLAS gemm call: no temporary for the product")
 pm.add_pass(fuse_elemwise, "a chain of elementwise ops is one loop without temporaries")
+pm.add_pass(InToOut([reduce_of_elemwise], name="reduce_of_elemwise"),
+            "a sum/prod/max/min of a (fused) elementwise expression nothing else reads is one "
+            "loop accumulating as it goes: no temporary (the loss sum(h * h))")
 pm.add_pass(gemm_inplace_pass, "a gemm whose z nothing else reads accumulates into z's buffer")
 pm.add_pass(ScanInnerRewrite(lambda fg: _run_gemm_passes(fg), name="scan_inner_gemm"),
             "step graphs get the gemm passes only now: the push-outs above match dot + add")

@@ -104,7 +104,7 @@ def test_rnn_gradient_structure():
 
 def product_reshapes(f):
     """(reversed?, the backward loop's cotangent?) for each reshaped operand of a matrix
-    product (not the loss's inner product of the flattened trace, sum_of_product_to_dot)."""
+    product (2-d: not a product of flattened vectors)."""
     found = []
     for n in nodes(f, Gemm) + nodes(f, Dot):
         if n.outputs[0].ndim != 2:

@@ -221,8 +221,8 @@ def test_rnn_gradient_loses_its_zeros_and_constant_factors():
     # db is the summed cotangent itself (no zeros + ...), dU a plain product
     assert fg.outputs[3].owner.op.__class__.__name__ == "SumTo"
     assert fg.outputs[1].owner.op.__class__.__name__ == "Dot"
-    # the loss's gradient 0.5 * (2.0 * h) is h, and the loss's sum(h * h) an inner product
-    # (inner_product.py): no elementwise product over the trace
+    # the loss's gradient 0.5 * (2.0 * h) is h, and the loss's sum(h * h) one loop
+    # (elemwise_reduce.py): no elementwise product over the trace
     assert sum(str(n.op) == "mul" and n.outputs[0].ndim == 3 for n in outer) == 0
     args = [RNG.standard_normal((4, 2, 3)), RNG.standard_normal((2, 5)),
             RNG.standard_normal((3, 5)), RNG.standard_normal((5, 5)) * 0.5,
