@@ -25,7 +25,9 @@ type, 0.1-0.7 s apiece on the RNN gradient):
   unless its numba layout says so), else a C-contiguous copy;
 * ``c_copy(x)``: a C-contiguous copy of `x` (``x.copy()``);
 * ``copy_into(dst, src)``: ``dst[...] = src`` for two arrays of one shape and any
-  layouts (a loop nest over the shape, each side indexed by its own strides);
+  layouts (a loop nest over the shape, each side indexed by its own strides; by
+  element offsets when either side has layout 'A', so the strides must be whole
+  elements, as for `elem_view`);
 * ``strided_view(x, shape, strides)``: a view of `x`'s memory with the given
   shape and byte strides (layout 'A'), as ``as_strided``; no bounds check.
 """
