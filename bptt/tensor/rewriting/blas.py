@@ -20,6 +20,7 @@ overwritten.
 from __future__ import annotations
 
 from ...graph.rewriting import InToOut, node_rewriter
+from ..basic import Alloc
 from ..blas import FLOATS, Gemm, gemm_inplace as _gemm_inplace_op, gemm_no_inplace
 from ..elemwise import Elemwise
 from ..math import Dot, add
@@ -90,13 +91,18 @@ def gemm_from_add(fgraph, node):
 
 
 def _fresh(var):
-    """Whether the compiled code computes `var` into a buffer of its own (no view)."""
+    """Whether the compiled code computes `var` into a buffer of its own (no view).
+
+    An `Alloc` fills a new buffer in both modes: the accumulators' zeros of the weight
+    gradients pushed out of a scan (``Gemm(zeros(H, H), ...)``) are written in place.
+    """
     node = var.owner
     if node is None or var.ndim != 2:
         return False
     op = node.op
-    return isinstance(op, (Dot, Gemm)) or (isinstance(op, Elemwise) and len(node.outputs) == 1
-                                           and not getattr(op, "inplace", False))
+    return isinstance(op, (Dot, Gemm, Alloc)) or (isinstance(op, Elemwise)
+                                                  and len(node.outputs) == 1
+                                                  and not getattr(op, "inplace", False))
 
 
 @node_rewriter([gemm_no_inplace])
