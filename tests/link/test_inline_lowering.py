@@ -144,28 +144,33 @@ def test_ring_buffers_come_back_in_step_order(ring, steps, seed):
 
 @pytest.fixture(scope="module")
 def summed():
-    """SumTo (written inline): to the same rank, and with a leading dimension summed away."""
+    """SumTo to the same rank, with a leading dimension summed away (both through the
+    compiled-once `sum_to4`), and of a 5-d gradient (written inline)."""
     g, a, b = T.tensor3("g"), T.iscalar("a"), T.iscalar("b")
-    c = T.iscalar("c")
-    # g[::-1]: a reversed view (layout 'A'), read through its flat view like g
-    f = bptt.function([g, a, b, c], [sum_to(g, (a, b, c)), sum_to(g, (b, c)),
-                                     sum_to(g[::-1], (a, b, c))], mode="NUMBA")
+    c, g5 = T.iscalar("c"), T.tensor("float64", shape=(None,) * 5, name="g5")
+    # [::-1]: reversed views (layout 'A'), read through their flat views like g
+    f = bptt.function([g, a, b, c, g5], [sum_to(g, (a, b, c)), sum_to(g, (b, c)),
+                                         sum_to(g[::-1], (a, b, c)),
+                                         sum_to(g5[::-1], (a, b, c, 1, 1))], mode="NUMBA")
     src = f._fn.source
-    assert "sumto_1 = alloc_zeros(" in src and "def sum_to" not in src   # inline, no kernel
+    assert src.count("sum_to4_call(") == 3 and "def sum_to" not in src
+    assert "alloc_zeros(" in src   # the 5-d one, inline
     return f
 
 
 @given(st.tuples(_sizes, _sizes, _sizes), st.lists(st.booleans(), min_size=3, max_size=3))
-def test_sum_to_inline_matches_numpy(summed, shape, ones):
+def test_sum_to_matches_numpy(summed, shape, ones):
     g = np.arange(np.prod(shape), dtype=float).reshape(shape) - 2.5
     target = tuple(1 if one else s for s, one in zip(shape, ones))
-    got = summed(g, *target)
-    wants = (sum_to_shape(g, target), sum_to_shape(g, target[1:]), sum_to_shape(g[::-1], target))
+    got = summed(g, *target, g.reshape(shape + (1, 1)))
+    wants = (sum_to_shape(g, target), sum_to_shape(g, target[1:]), sum_to_shape(g[::-1], target),
+             sum_to_shape(g[::-1], target)[..., None, None])
     for out, want in zip(got, wants, strict=True):
         assert out.shape == want.shape
         np.testing.assert_array_equal(out, want)
 
 
-def test_sum_to_inline_rejects_a_target_g_does_not_broadcast_from(summed):
+@pytest.mark.parametrize("g, g5", [((2, 3, 4), (2, 2, 4, 1, 1)), ((2, 2, 4), (2, 3, 4, 1, 1))])
+def test_sum_to_rejects_a_target_g_does_not_broadcast_from(summed, g, g5):
     with pytest.raises(ValueError, match="not a broadcast"):
-        summed(np.zeros((2, 3, 4)), 2, 2, 4)
+        summed(np.zeros(g), 2, 2, 4, np.zeros(g5))

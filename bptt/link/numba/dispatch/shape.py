@@ -95,7 +95,24 @@ def _sum_to(op, node, ctx):
     n, m = g.ndim, len(node.inputs) - 1
     if m == 0:
         return f"np.{g.dtype}(np.sum({{0}}))" if n else "{0}"
-    # Inline statements (a kernel was a compiled function per ndim pair, ~0.4 s each):
+    if n > 4:
+        return _sum_to_inline(n, m, ctx)
+    # The summing is `sum_to4` (reduce_runtime.py), compiled once per dtype, on a 4-d
+    # view (leading axes of size 1); written here it cost ~0.2 s of compile per SumTo.
+    p, pad = ctx.fresh("sumto"), 4 - n
+    shape = "1, " * pad + "".join(f"{{0}}.shape[{i}], " for i in range(n))
+    strides = "0, " * pad + "".join(f"{{0}}.strides[{i}], " for i in range(n))
+    dims = ["1"] * (4 - m) + [f"np.int64({{{i + 1}}})" for i in range(m)]
+    target = "".join(f"{{{i + 1}}}, " for i in range(m))
+    call = (f"sum_to4_call(strided_view({{0}}, ({shape}), ({strides})), {', '.join(dims)})"
+            f".reshape(({target}))")
+    if n > m:
+        return call
+    same = " and ".join(f"{{0}}.shape[{i}] == {{{i + 1}}}" for i in range(m))
+    return "\n".join([f"if {same}:", f"    {p} = {{0}}", "else:", f"    {p} = {call}", p])
+
+
+def _sum_to_inline(n, m, ctx):
     # out[.., j if d != 1 else 0, ..] += g[.., j, ..] over g, after checking that g is a
     # broadcast of the target shape (writing out of bounds would corrupt memory). Both
     # are indexed through their flat views (elem_view: stride 0 along a size-1 dimension
