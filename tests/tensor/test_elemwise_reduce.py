@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import bptt
 import bptt.tensor as T
+from bptt.graph.traversal import toposort
 from bptt.tensor.elemwise import Elemwise
 from bptt.tensor.elemwise_reduce import ElemwiseReduce
 from bptt.tensor.math import Dot, Max, Reduce, Sum
@@ -146,3 +147,27 @@ def test_gradient_is_the_chained_gradient():
         rng = np.random.default_rng(0)
         bptt.verify_grad(lambda a, m: op(T.tanh(a), m), [rng.standard_normal((3, 4)),
                                                          rng.standard_normal((3, 4))], mode="PY")
+
+
+def test_a_step_graph_reduces_in_one_loop_too():
+    xs, h0 = T.tensor3("xs"), T.matrix("h0")
+
+    def step(x, h):
+        h_new = T.tanh(x + h)
+        return h_new, (h_new * x).sum(axis=1)
+
+    (hs, ss), _ = bptt.scan(step, sequences=xs, outputs_info=[h0, None])
+    x, h = _data((5, 3, 4), 7)[0].astype("float64"), np.ones((3, 4))
+    results = []
+    for mode in ("PY", "NUMBA"):
+        f = bptt.function([xs, h0], ss, mode=mode)
+        (scan,) = [n for n in f.fgraph.toposort() if type(n.op).__name__ == "Scan"]
+        inner = [type(n.op) for n in toposort(scan.op.inner_outputs)]
+        assert ElemwiseReduce in inner and Sum not in inner, inner
+        results.append(f(x, h))
+    want, hh = [], h
+    for t in range(5):
+        hh = np.tanh(x[t] + hh)
+        want.append((hh * x[t]).sum(axis=1))
+    for got in results:
+        assert_same(got, np.array(want))
