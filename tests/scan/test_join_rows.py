@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 import bptt
 import bptt.tensor as T
 from bptt.tensor.basic import Alloc, Join
-from bptt.tensor.subtensor import IncSubtensor
+from bptt.tensor.elemwise import Elemwise
+from bptt.tensor.subtensor import IncSubtensor, SliceSpec, Subtensor
 
 from ..helpers import lstm_step
 from .test_fill_sequences import LSTM_CONFIGS, _lstm, _lstm_data, assert_close, compiled
@@ -43,7 +44,7 @@ def _mask_seqs(node):
             if node.inputs[p].dtype == "bool"]
 
 
-def _lstm_params(cfg):
+def _lstm_params(cfg, loss="half"):
     """The benchmark's LSTM gradient: every weight and initial state, not X."""
     ins, _ = _lstm({})
     X, h0, c0, Wx, Wh, b, n = ins
@@ -52,7 +53,7 @@ def _lstm_params(cfg):
                            n_steps=n if cfg.get("symbolic") else None,
                            truncate_gradient=cfg.get("truncate", -1),
                            go_backwards=cfg.get("backwards", False))
-    loss = 0.5 * (hs ** 2).sum()
+    loss = 0.5 * (hs ** 2).sum() if loss == "half" else (hs ** 2).sum()
     return ins, [loss] + bptt.grad(loss, [Wx, Wh, b, h0, c0])
 
 
@@ -66,6 +67,20 @@ def test_lstm_backward_reads_the_trace_and_a_mask(name):
     assert not _float_joins(after)
     assert len(_mask_seqs(bwd)) == 1
     assert bwd.op.info.n_seqs == backward_scan(before).op.info.n_seqs + 1
+
+
+def test_an_elementwise_cotangent_is_computed_in_the_step():
+    # loss sum(h ** 2): the cotangent 2 * h[1:] was a T-long array, joined into another
+    ins, outs = _lstm_params({}, loss="sq")
+    before = rewritten(ins, outs, exclude=(PASS,))
+    assert len(_float_joins(before)) == 1
+    after = rewritten(ins, outs)
+    assert not _float_joins(after) and len(_mask_seqs(backward_scan(after))) == 1
+    # no T-long elementwise array either: the only 3-d one is the initial state's row
+    (init,) = [n for n in after.apply_nodes if n.outputs[0].ndim == 3
+               and isinstance(n.op, Elemwise)]
+    assert any(i.owner is not None and isinstance(i.owner.op, Subtensor)
+               and i.owner.op.idx_list == (SliceSpec(None, 1, None),) for i in init.inputs)
 
 
 def test_truncated_gradient_keeps_the_join():
@@ -84,16 +99,17 @@ def test_a_possible_nit_sot_home_keeps_the_join():
     assert _float_joins(after) and not _mask_seqs(backward_scan(after))
 
 
-def _rnn(cfg, wrt=("h0",)):
+def _rnn(cfg, wrt=("h0",), loss="half"):
     X, h0, U, W = T.tensor3("X"), T.matrix("h0"), T.matrix("U"), T.matrix("W")
-    n = T.iscalar("n")
+    n, a = T.iscalar("n"), T.dscalar("a")
     hs, _ = bptt.scan(lambda x, h, U, W: T.tanh(T.dot(x, U) + T.dot(h, W)), sequences=X,
                       outputs_info=h0, non_sequences=[U, W], name="rnn",
                       n_steps=n if cfg.get("symbolic") else None,
                       go_backwards=cfg.get("backwards", False))
-    loss = 0.5 * (hs ** 2).sum()
+    # "cube": the cotangent 3 * a * h ** 2 reads a (a non-sequence in the step)
+    loss = 0.5 * (hs ** 2).sum() if loss == "half" else a * (hs ** 3).sum()
     named = {"X": X, "h0": h0, "U": U, "W": W}
-    return [X, h0, U, W, n], [loss] + bptt.grad(loss, [named[w] for w in wrt])
+    return [X, h0, U, W, n, a], [loss] + bptt.grad(loss, [named[w] for w in wrt])
 
 
 CONFIGS = {"plain": {}, "backwards": {"backwards": True},
@@ -128,7 +144,7 @@ def _rnn_data(draw):
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
     return [rng.standard_normal((t, bsz, nin)), rng.standard_normal((bsz, nh)),
             rng.standard_normal((nin, nh)), 0.7 * rng.standard_normal((nh, nh)),
-            np.int32(draw(st.integers(0, t)))]
+            np.int32(draw(st.integers(0, t))), rng.standard_normal()]
 
 
 _FUNCS = {}
@@ -145,18 +161,19 @@ def _check(key, build, mode, data):
         np.testing.assert_array_equal(a, b)     # the caller's arrays are not written
 
 
+@pytest.mark.parametrize("loss", ["half", "cube"])
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(data=_rnn_data())
-def test_rnn_values_match_without_the_pass_py(name, data):
-    _check(("rnn", name), lambda: _rnn(CONFIGS[name]), "PY", data)
+def test_rnn_values_match_without_the_pass_py(name, loss, data):
+    _check(("rnn", name, loss), lambda: _rnn(CONFIGS[name], loss=loss), "PY", data)
 
 
 @settings(max_examples=10, deadline=None)
 @given(data=_rnn_data())
 def test_rnn_values_match_without_the_pass_numba(data):
-    _check(("rnn", "symbolic_backwards"), lambda: _rnn(CONFIGS["symbolic_backwards"]),
-           "NUMBA", data)
+    _check(("rnn", "symbolic_backwards", "cube"),
+           lambda: _rnn(CONFIGS["symbolic_backwards"], loss="cube"), "NUMBA", data)
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
@@ -164,3 +181,9 @@ def test_rnn_values_match_without_the_pass_numba(data):
 @given(data=_lstm_data())
 def test_lstm_values_match_without_the_pass_py(name, data):
     _check(("lstm", name), lambda: _lstm_params(CONFIGS[name]), "PY", data)
+
+
+@settings(max_examples=8, deadline=None)
+@given(data=_lstm_data())
+def test_lstm_sum_of_squares_values_match_without_the_pass_py(data):
+    _check(("lstm", "sq"), lambda: _lstm_params({}, loss="sq"), "PY", data)

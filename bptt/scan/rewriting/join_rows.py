@@ -6,11 +6,16 @@ The gradient of a scan builds the loss cotangent of a state's buffer ``P`` as::
                                                # initial rows; for 0.5 * sum(h ** 2)
                                                # the cotangent of h is h itself
 
-(or, when the lengths were not proved equal for `inc_of_zeros_as_join`, as
-``IncSubtensor{k:}(alloc(0, len(P), *row), P[k:])``: the same rows, a ``-0.0`` of P
-read as itself instead of ``+0.0``), and the backward scan reads J through first-axis slices, as a sequence (its
+and the backward scan reads J through first-axis slices, as a sequence (its
 ``g_output`` row) and as the initial row of the carried cotangent. J is a copy
-of the whole trace made to put k rows of zeros in front.
+of the whole trace made to put k rows of zeros in front. Two variants:
+
+* ``P[k:]`` inside an elementwise expression whose other operands are 0-d
+  (``2 * P[k:]`` for ``sum(h ** 2)``): a T-long array and its copy in J. The step
+  computes the expression on P's rows (the 0-d operands become non-sequences).
+* ``IncSubtensor{k:}(alloc(0, len(P), *row), P[k:])``, when `inc_of_zeros_as_join`
+  could not prove the lengths (a symbolic n_steps): the same rows, a ``-0.0`` of P
+  read as itself instead of ``+0.0``.
 
 ``len(J) == len(P)`` (proved: ``len(P) >= k``), so a chain C of first-axis
 slices picks the same row positions of J, of P and of the one-byte-per-row
@@ -49,6 +54,7 @@ import numpy as np
 from ...graph.basic import Constant
 from ...graph.rewriting import InToOut, can_replace, node_rewriter
 from ...tensor.basic import Alloc, Join
+from ...tensor.elemwise import Elemwise
 from ...tensor.math import sub, switch
 from ...tensor.rewriting.reorder import lin_length, lin_value
 from ...tensor.shape import shape_i, shape_padright
@@ -115,20 +121,52 @@ def _zeros_then_rows(fgraph, j):
             return None
     else:
         return None
-    p = _rows_from(fgraph, rest, k)
-    if p is None or p.dtype != j.dtype or k is None or k[0] is not None:
+    if k is None or k[0] is not None or rest.dtype != j.dtype:
         return None
-    if isinstance(node.op, IncSubtensor) and \
-            _lin(fgraph, fill.owner.inputs[1]) != lin_length(fgraph, p, 0):
+    views = _row_views(fgraph, rest, k)
+    if views is None:
         return None
-    if not _at_least(fgraph, p, k[1]):
-        return None
-    # P's rows have the fill's shape (an inc would broadcast a row of ones)
-    rows = fill.owner.inputs[2:]
-    if any(lin_length(fgraph, p, i + 1) != _lin(fgraph, r) or _lin(fgraph, r) is None
-           for i, r in enumerate(rows)):
-        return None
-    return fill.owner.inputs[0], k[1], p
+    for p in set(views.values()):
+        if isinstance(node.op, IncSubtensor) and \
+                _lin(fgraph, fill.owner.inputs[1]) != lin_length(fgraph, p, 0):
+            return None
+        if not _at_least(fgraph, p, k[1]):
+            return None
+        # P's rows have the fill's shape (an inc would broadcast a row of ones)
+        rows = fill.owner.inputs[2:]
+        if any(lin_length(fgraph, p, i + 1) != _lin(fgraph, r) or _lin(fgraph, r) is None
+               for i, r in enumerate(rows)):
+            return None
+    return fill.owner.inputs[0], k[1], rest, views
+
+
+def _row_views(fgraph, rest, k):
+    """``{P[k:]: P}`` for the views `rest` is an elementwise expression of (its other
+    leaves 0-d), or None."""
+    views, todo, seen = {}, [rest], set()
+    while todo:
+        v = todo.pop()
+        if v in seen or v.ndim == 0:
+            continue
+        seen.add(v)
+        p = _rows_from(fgraph, v, k) if v.ndim == rest.ndim else None
+        if p is not None:
+            views[v] = p
+            continue
+        node = v.owner
+        if node is None or not isinstance(node.op, Elemwise) or v.ndim != rest.ndim \
+                or len(node.outputs) != 1:
+            return None
+        todo.extend(node.inputs)
+    return views or None
+
+
+def _scalars(expr, views):
+    """The 0-d leaves of the elementwise `expr` (whose other leaves are `views`)."""
+    from ...graph.traversal import graph_inputs
+
+    return [v for v in graph_inputs([expr], blockers=list(views)) if v.ndim == 0] \
+        if expr not in views else []
 
 
 def _at_least(fgraph, p, k):
@@ -190,10 +228,19 @@ def _readers(fgraph, j, node):
 
 
 def _switch_rows(var, nodes, src):
-    """``switch(C(M), C(P), v)`` for ``var = C(J)``: J's rows made from P's (outside a loop)."""
-    v, k, p = src
-    m_rows = _apply(nodes, _mask(k, p))
-    return switch(shape_padright(m_rows, var.ndim - 1), _apply(nodes, p), v)
+    """``switch(C(M), f(C(P)...), v)`` for ``var = C(J)``: J's rows made from P's (outside a
+    loop), with ``f`` the elementwise expression of J's rows after the fill."""
+    v, k, expr, views = src
+    m_rows = _apply(nodes, _mask(k, next(iter(views.values()))))
+    rows = _expr_on(expr, {view: _apply(nodes, p) for view, p in views.items()})
+    return switch(shape_padright(m_rows, var.ndim - 1), rows, v)
+
+
+def _expr_on(expr, mapping):
+    """`expr` with its leaves replaced by `mapping`'s values."""
+    from ...graph.replace import clone_replace
+
+    return mapping[expr] if expr in mapping else clone_replace([expr], mapping)[0]
 
 
 def _mask(k, p):
@@ -204,24 +251,33 @@ def _mask(k, p):
     return Join(0)(Alloc()(false, k), Alloc()(true, sub(shape_i(p, 0), k)))
 
 
-def _rewrite_seq(args, k, p_rows, m_rows, v):
+def _rewrite_seq(args, k, nodes, src):
+    """Sequence `k` (J seen through `nodes`) becomes the sequences of P's rows (the first in
+    its place) and of the mask; returns (old inner row, its value in the step) or None."""
+    v, kk, expr, views = src
     old = args.inner_in_seqs[k]
-    prow = p_rows.type.clone(shape=p_rows.type.shape[1:])()
-    new = switch(args.add_seq(m_rows), prow, _inner_value(args, v))
-    if not can_replace(old, new):
-        return None
-    args.outer_in_seqs[k], args.inner_in_seqs[k] = p_rows, prow
-    return old, new
+    inner, first = {}, True
+    for p in dict.fromkeys(views.values()):
+        outer = _apply(nodes, p)
+        row = outer.type.clone(shape=outer.type.shape[1:])()
+        if first:
+            args.outer_in_seqs[k], args.inner_in_seqs[k], first = outer, row, False
+        else:
+            row = args.add_seq(outer, inner_type=row.type)
+        inner[p] = row
+    mapping = {view: inner[p] for view, p in views.items()}
+    mapping.update({s: _inner_value(args, s) for s in _scalars(expr, views)})
+    mask = args.add_seq(_apply(nodes, _mask(kk, next(iter(views.values())))))
+    new = switch(mask, _expr_on(expr, mapping), _inner_value(args, v))
+    return (old, new) if can_replace(old, new) else None
 
 
 def _rewrite_reader(args, var, nodes, src, mapping):
     """Swap `var` (J seen through `nodes`) wherever the scan reads it; False if impossible."""
-    v, k, p = src
-    p_rows, m_rows = _apply(nodes, p), _apply(nodes, _mask(k, p))
     hit = False
-    for j, outer in enumerate(args.outer_in_seqs):
+    for j, outer in enumerate(list(args.outer_in_seqs)):
         if outer is var:
-            pair = _rewrite_seq(args, j, p_rows, m_rows, v)
+            pair = _rewrite_seq(args, j, nodes, src)
             if pair is None:
                 return False
             mapping[pair[0]] = pair[1]
