@@ -28,7 +28,7 @@ from .info import ScanInfo
 from .profiling import ScanProfile
 from .rop import scan_rop
 from .utils import (as_shape_var, check_closed, graph_signature, infer_shapes,
-                    without_size_reads)
+                    simplified, without_size_reads)
 
 
 class Scan(Op):
@@ -357,7 +357,7 @@ class Scan(Op):
             # Sizes only: no step value computed to read its shape (the n == 0 branch
             # of the numba loop is compiled code, four elementwise loops in the LSTM's).
             outs = without_size_reads(self.inner_inputs, outs, own)
-            self._shape_program = PerformProgram(self.inner_inputs, outs)
+            self._shape_program = PerformProgram(*simplified(self.inner_inputs, outs))
         return self._shape_program
 
     def _zero_step_args(self, inputs):

@@ -184,6 +184,23 @@ def without_size_reads(inputs, outputs, input_shapes, rounds=8):
     return outputs
 
 
+def simplified(inputs, outputs):
+    """(inputs, outputs) of a copy of the graph after the canonicalize rewrites and merge.
+
+    Shape programs repeat the slice-length arithmetic of every view they read
+    (``floor_divide(n, 1)``, ``max(.., 0)``, the same length four times); compiled
+    into a numba branch, each scalar ufunc call costs typing and lowering.
+    """
+    from ..graph.fg import FunctionGraph
+    from ..graph.rewriting import Fixpoint, InToOut
+    from ..tensor.rewriting import canonical_rewriters, constant_folding, merge, shape_rewriters
+
+    fgraph = FunctionGraph(inputs, outputs)
+    Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding]),
+              merge]).apply(fgraph)
+    return list(fgraph.inputs), list(fgraph.outputs)
+
+
 def _own_shape(v):
     from ..tensor.shape import shape_tuple
 

@@ -77,6 +77,24 @@ def test_zero_step_row_shapes_read_no_step_value():
     np.testing.assert_allclose(f(np.ones((2, 3)), 2, np.ones((3, 5))), np.full((2, 5), 6.0))
 
 
+def test_zero_step_row_shapes_are_merged():
+    """Two nit_sots sized by two slices of one step input: the shape program computes
+    the slice length once (merged, canonicalized), not once per output."""
+    from bptt.graph.traversal import toposort
+
+    x_t = T.dvector("x_t")
+    k = T.lscalar("k")
+    op = Scan([x_t, k], [x_t[k:] * 2, x_t[k:] + 1], _info(n_seqs=1, n_nit_sot=2, n_non_seqs=1))
+    program = op._row_shape_program()
+    nodes = toposort(program.outputs, blockers=program.inputs)
+    keys = [(n.op, tuple(n.inputs)) for n in nodes]
+    assert len(set(keys)) == len(keys), nodes
+    x, n = T.dmatrix("x"), T.lscalar("n")
+    f = bptt.function([x, n, k], op(n, x, n, n, k), mode="PY")
+    for got in f(np.zeros((0, 5)), 0, 2):
+        assert got.shape == (0, 3)
+
+
 def _mit_mot_op(in_taps, out_taps):
     """Each out-tap row becomes (its in-tap row, if read, else 0) + 0.5 * sum of in-tap rows."""
     ins = [T.dvector(f"m{k:+d}") for k in in_taps]
