@@ -161,7 +161,9 @@ class ARange(Op):
         return Apply(self, args, [TensorType(self.dtype, (static,))()])
 
     def perform(self, node, inputs, output_storage):
-        start, stop, step = (np.asarray(a).item() for a in inputs)
+        # NumPy scalars, not Python numbers: NumPy computes the length in the
+        # bounds' own type, so float32 bounds give float32 rounding of it.
+        start, stop, step = (np.asarray(a)[()] for a in inputs)
         if step == 0:
             raise ValueError("arange: step must not be 0")
         output_storage[0][0] = np.arange(start, stop, step, dtype=self.dtype)

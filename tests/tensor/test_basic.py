@@ -96,6 +96,16 @@ def test_arange_matches_numpy(dtypes, mode, data):
     assert_same(got, np.arange(start, stop, step, dtype=out.dtype))
 
 
+def test_arange_float32_length_is_computed_in_float32(mode):
+    """NumPy divides float32 bounds in float32: (0.81000006 - 0) / 0.27000001 is
+    3.0 there, 3.0000001 in float64 (one more element). Found by hypothesis."""
+    xs = [T.fscalar() for _ in range(3)]
+    bounds = [np.asarray(v, "float32") for v in (0, np.float32(0.27) * 3, 0.27000001072883606)]
+    (got,) = run(xs, [T.arange(*xs)], bounds, mode)
+    assert_same(got, np.arange(*bounds, dtype="float32"))
+    assert len(got) == 3
+
+
 def test_arange_forms_and_dtypes(mode):
     n = T.lscalar()
     outs = [T.arange(n), T.arange(2, n), T.arange(n, -1, -2), T.arange(0.5, n),

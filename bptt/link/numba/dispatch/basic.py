@@ -1,4 +1,6 @@
 """Array construction."""
+import numpy as np
+
 from ....tensor.assertion import Check
 from ....tensor.basic import Alloc, ARange, Join, MakeVector
 from ..registry import Kernel, np_dtype, numba_funcify
@@ -22,14 +24,17 @@ def _alloc(op, node, ctx):
 @numba_funcify.register(ARange)
 def _arange(op, node, ctx):
     # NumPy's algorithm, so that float32 ranges round the same way: the length is
-    # ceil((stop - start) / step) in float64; the first two values are converted to
-    # the dtype and the rest are start + i * (second - first) in the dtype.
+    # ceil((stop - start) / step) computed in the bounds' promoted type (float32
+    # bounds: float32 arithmetic; integers: a float64 quotient), the first two values
+    # are converted to the dtype and the rest are start + i * (second - first) in it.
     dt = op.dtype
+    bounds = np.result_type(*(i.dtype for i in node.inputs))
+    cast = np_dtype(bounds.name) if bounds.kind == "f" else ""
     return Kernel(f"""
 def {{name}}(start, stop, step):
     if step == 0:
         raise ValueError('arange: step must not be 0')
-    n = int(np.ceil((np.float64(stop) - np.float64(start)) / np.float64(step)))
+    n = int(np.ceil(({cast}(stop) - {cast}(start)) / {cast}(step)))
     out = alloc_empty(max(n, 0), {np_dtype(dt)})
     if n > 0:
         out[0] = start
