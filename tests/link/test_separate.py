@@ -62,8 +62,18 @@ def test_any_layout_compiles_the_callee_once_for_every_layout():
     np.testing.assert_array_equal(a, x @ np.ones(4))
     np.testing.assert_array_equal(b, x.T @ np.ones(3))
     # the C-contiguous x and its (F-ordered) transpose went through one signature
-    wide = [sig for sig in _weighted_rows.signatures if sig[0].layout == "A"]
+    wide = [sig for sig in sep.compiled(_weighted_rows).signatures if sig[0].layout == "A"]
     assert len(wide) == 1 and wide[0][1].layout == "A"
+
+
+def test_the_callee_is_compiled_without_python_wrappers_and_stays_callable_from_python():
+    x, w, v = np.ones((2, 3)), np.arange(3.0), np.arange(2.0)
+    _caller(x, w, v)
+    twin = sep.compiled(_weighted_rows)
+    assert twin is not _weighted_rows and twin.overloads
+    for cres in twin.overloads.values():
+        assert cres.library.get_pointer_to_function(cres.fndesc.llvm_cpython_wrapper_name) == 0
+    np.testing.assert_array_equal(_weighted_rows(x, w), x @ w)   # the user's dispatcher
 
 
 def test_an_error_in_the_callee_reaches_the_caller_with_its_values():
@@ -105,10 +115,13 @@ def caller(x):
 _RUN = """
 import sys, numba, numpy as np
 import sepmod
+from bptt.link.numba import separate as sep
 numba.njit(lambda x: x + 1)(1.0)   # numba numbers functions per process: shift the count
 r = sepmod.caller(np.arange(4.0))
 assert r == 16.0, r
-[cres] = sepmod.callee.overloads.values()
+[cres] = sep.compiled(sepmod.callee).overloads.values()
+# the wrapperless callee's cache entry is never the Python-callable dispatcher's
+assert sepmod.callee(np.arange(2.0)).tolist() == [1.0, 3.0]
 print(cres.fndesc.mangled_name, sum(sepmod.caller.stats.cache_hits.values()))
 """
 
