@@ -31,8 +31,7 @@ import hashlib
 import os
 
 import numba
-import numba.extending
-from numba.core import sigutils, types
+from numba.core import sigutils
 from numba.core.caching import (CompileResultCacheImpl, FunctionCache, IndexDataCacheFile,
                                 _CacheLocator, _SourceFileBackedLocatorMixin)
 
@@ -40,7 +39,7 @@ from ...config import config
 from . import argtypes  # noqa: F401  (array arguments typed without numpy.ma)
 from .cache import runtime_digest
 
-__all__ = ["jit", "broadcast_into", "select"]
+__all__ = ["jit", "select"]
 
 OPTIONS = dict(error_model="numpy", nogil=True)
 
@@ -121,65 +120,6 @@ def cache_on_disk(dispatcher):
     return dispatcher
 
 
-def _broadcast_into_source(nd, xnd):
-    # out[j0, j1] = x[j1 if x.shape[0] != 1 else 0], written as loops (x aligned to
-    # the right, as NumPy broadcasts): numba compiles array-to-array setitem
-    # (``out[...] = x``) slowly (~2 s).
-    lead = nd - xnd
-    lines = [f"def broadcast_into_{nd}_{xnd}(out, x):"]
-    for i in range(xnd):
-        lines.append(f"    if x.shape[{i}] != 1 and x.shape[{i}] != out.shape[{lead + i}]:")
-        lines.append("        raise ValueError('cannot broadcast an array of shape {} to shape {}', "
-                     "x.shape, out.shape)")
-        lines.append(f"    s{i} = 1 if x.shape[{i}] != 1 else 0")
-    ind = "    "
-    for i in range(nd):
-        lines.append(f"{ind}for j{i} in range(out.shape[{i}]):")
-        ind += "    "
-    idx = ", ".join(f"j{i}" for i in range(nd))
-    xidx = ", ".join(f"j{lead + i} * s{i}" for i in range(xnd))
-    lines.append(f"{ind}out[{idx}] = x[{xidx}]")
-    lines.append("    return out")
-    return "\n".join(lines) + "\n"
-
-
-def _make_broadcast_helpers(max_nd=6):
-    helpers = {}
-    for nd in range(1, max_nd + 1):
-        for xnd in range(1, nd + 1):
-            ns = {"__name__": __name__}    # see elemwise_runtime._implementations
-            exec(_broadcast_into_source(nd, xnd), ns)  # noqa: S102  (fixed, generated text)
-            helpers[nd, xnd] = ns[f"broadcast_into_{nd}_{xnd}"]
-    return helpers
-
-
-_PY_BROADCAST = _make_broadcast_helpers()
-
-
-def broadcast_into(out, x):
-    """Write `x` (a scalar, or an array of at most ``out.ndim`` dims) into `out`, broadcasting.
-
-    Call it from generated code instead of ``out[...] = x``: the loops
-    compile in ~0.1 s where numba's broadcasting setitem takes seconds. A
-    shape that does not broadcast raises ValueError (never an out-of-bounds read).
-    """
-    raise NotImplementedError  # replaced by the overload below inside numba
-
-
-@numba.extending.overload(broadcast_into, jit_options=OPTIONS)
-def _broadcast_into_overload(out, x):
-    if not isinstance(x, types.Array):
-        return _fill
-    if x.ndim > out.ndim or x.ndim == 0:
-        raise numba.core.errors.TypingError("broadcast_into: x must have 1 to out.ndim dimensions")
-    return _PY_BROADCAST[out.ndim, x.ndim]
-
-
-def _fill(out, x):
-    out.fill(x)
-    return out
-
-
 @numba.vectorize(nopython=True)
 def select(cond, a, b):
     """Elementwise ``a if cond else b`` with broadcasting, as ``np.where``.
@@ -213,7 +153,8 @@ from .elemwise_runtime import __all__ as _elemwise_all  # noqa: E402
 
 __all__ = __all__ + list(_elemwise_all)
 
-# np.empty/np.zeros/np.full written into the caller (alloc_empty...): see alloc_runtime.py.
+# np.empty/np.zeros/np.full, copies, views, broadcast_into and check_index_<d> written into
+# the caller (alloc_empty...): see alloc_runtime.py.
 from .alloc_runtime import *  # noqa: E402,F401,F403
 from .alloc_runtime import __all__ as _alloc_all  # noqa: E402
 

@@ -6,7 +6,8 @@ writes are written as loops.
 
 `Subtensor` lowers to an inline view expression, for example
 ``x[check_index_0(i, x.shape[0]), 1:np.int64(n)]``, where ``check_index_<axis>``
-raises IndexError for an out-of-bounds index and wraps a negative one. The
+(an intrinsic, link/numba/alloc_runtime.py) raises IndexError for an
+out-of-bounds index and wraps a negative one. The
 three other ops lower to one generated kernel each (names as in the source)::
 
     prelude   i<d>        checked integer index of dimension d of x
@@ -26,15 +27,6 @@ from __future__ import annotations
 from ....tensor.subtensor import (AdvancedIncSubtensor, AdvancedSubtensor, FULL,
                                   IncSubtensor, SliceSpec, Subtensor, layout)
 from ..registry import Kernel, np_dtype, numba_funcify
-
-_CHECK = """
-def {{name}}(i, n):
-    j = np.int64(i)
-    if j < -n or j >= n:
-        raise IndexError("index out of bounds for axis {axis}")
-    return j + n if j < 0 else j
-"""
-
 
 def _part(p, ref):
     """Source of a slice part: '' for None, a literal, or an index input."""
@@ -60,7 +52,7 @@ def _subtensor(op, node, ctx):
             parts = [_part(p, ref) for p in e]
             items.append(":".join(parts if e.step is not None else parts[:2]))
         else:
-            check = ctx.add_kernel(Kernel(_CHECK.format(axis=d), f"check_index_{d}"))
+            check = f"check_index_{d}"   # an intrinsic (alloc_runtime.py)
             src = str(e) if isinstance(e, int) else ref(e[1])
             items.append(f"{check}({src}, {{0}}.shape[{d}])")
     if not items:
