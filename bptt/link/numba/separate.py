@@ -63,11 +63,11 @@ def _wrapperless(dispatcher):
 
     Only for calls by symbol: calling the twin from Python would crash.
     """
+    from .runtime import DiskCache   # not at the top: runtime imports this module
+
     options = {k: v for k, v in dispatcher.targetoptions.items() if k != "nopython"}
     twin = numba.njit(**options, **_NO_WRAPPERS)(dispatcher.py_func)
-    if not isinstance(dispatcher._cache, numba.core.caching.NullCache):
-        from .runtime import DiskCache
-
+    if isinstance(dispatcher._cache, DiskCache):   # bptt's disk cache (runtime.jit)
         try:
             twin._cache = _twin_cache(DiskCache, dispatcher.py_func)
         except RuntimeError:  # no writable place for the cache files, as runtime.jit
