@@ -195,6 +195,11 @@ def test_inplace_into_an_alloc_matches_numpy(mode):
     assert_same(r[0], 1.5 + xv @ yv, scale=2)
     assert_same(r[1], 0.5 + xv @ wv, scale=2)
     assert_same(r[2], np.full((3, 4), 0.5))
+    # z of one row: the allocs broadcast, so the in-place Gemm falls back to a fresh array
+    r = f(xv, yv, wv, zv[:1])
+    assert_same(r[0], 1.5 + xv @ yv, scale=2)
+    assert_same(r[1], 0.5 + xv @ wv, scale=2)
+    assert_same(r[2], np.full((1, 4), 0.5))
 
 
 # -- gradients through graphs that get rewritten -----------------------------------------

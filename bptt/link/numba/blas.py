@@ -34,8 +34,8 @@ the BLAS call costs about as much as the whole product there (see
 
 Compile time. Generated code reaches BLAS through two functions compiled once
 per dtype, for layout 'A' (`separately`, see separate.py): `gemm_into` (every
-product) and `gemm_fresh` (the Gemm op; `gemm_overwrite` for its in-place
-form). Everything else is written into its caller: the helpers below are
+product) and `gemm_fresh` (the Gemm op; its in-place form is written into
+the caller as a `gemm_into` call, dispatch/blas.py). Everything else is written into its caller: the helpers below are
 ``inline="always"`` (numba inlines their IR; no function of their own is
 compiled), the ``np.dot`` lowerings `dot_mm`, `dot_mv`, `dot_vm`, `dot_vv` too,
 and allocation and copies are intrinsics (alloc_runtime.py). Each helper
@@ -73,8 +73,8 @@ from .elemwise_runtime import elem_view  # noqa: E402
 from .runtime import OPTIONS, jit  # noqa: E402
 from .separate import separately  # noqa: E402
 
-__all__ = ["gemm_into", "gemm_fresh", "gemm_overwrite", "dot_mm", "dot_mv", "dot_vm", "dot_vv",
-           "gemm_into_call", "gemm_fresh_call", "gemm_overwrite_call"]
+__all__ = ["gemm_into", "gemm_fresh", "dot_mm", "dot_mv", "dot_vm", "dot_vv",
+           "gemm_into_call", "gemm_fresh_call"]
 
 _SYMBOLS = {"float64": "bptt_dgemm", "float32": "bptt_sgemm"}
 _CYTHON_BLAS = "scipy.linalg.cython_blas"
@@ -509,16 +509,3 @@ def gemm_fresh(z, alpha, x, y, beta):
 
 
 gemm_fresh_call = separately(gemm_fresh, any_layout=True)
-
-
-@jit
-def gemm_overwrite(z, alpha, x, y, beta):
-    """`gemm_fresh`, but writing the result over the 2-d `z` when it has the product's shape."""
-    if x.shape[1] != y.shape[0]:
-        raise ValueError("gemm: shapes {} and {} not aligned", x.shape, y.shape)
-    if alpha != 0 and z.shape[0] == x.shape[0] and z.shape[1] == y.shape[1]:
-        return _accumulate(alpha, x, y, beta, z)
-    return gemm_fresh_call(z, alpha, x, y, beta)
-
-
-gemm_overwrite_call = separately(gemm_overwrite, any_layout=True)
