@@ -180,6 +180,22 @@ def test_inplace_other_reader_sees_the_old_z():
     assert_same(r[2], zc + yv @ xv, scale=3)
 
 
+def test_inplace_with_a_zero_scale_keeps_numpy_values(mode):
+    # An in-place Gemm whose alpha is 0 at run time must not skip the product (BLAS
+    # would not read x @ y): NaN in x still reaches the result, as in NumPy.
+    z, x, y, a = T.matrix("z"), T.matrix("x"), T.matrix("y"), T.scalar("a")
+    f = bptt.function([z, x, y, a], T.exp(z) + a * T.dot(x, y), mode=mode)
+    assert [n.op.inplace for n in f.fgraph.toposort() if isinstance(n.op, Gemm)] == [True]
+    rng = np.random.default_rng(3)
+    zv, xv, yv = (rng.standard_normal(s) for s in [(2, 3), (2, 4), (4, 3)])
+    xv[1, 2] = np.nan
+    for av in (0.0, 2.0):
+        with np.errstate(invalid="ignore"):
+            expected = np.exp(zv) + av * (xv @ yv)
+        assert_same(f(zv, xv, yv, np.asarray(av)), expected, scale=4)
+    assert np.isnan(expected[1]).all()
+
+
 def test_inplace_into_an_alloc_matches_numpy(mode):
     # z's shape, not provably the product's, keeps the allocs (a weight gradient's zeros are
     # W's shape). The second alloc is also returned: its gemm is not in place.
