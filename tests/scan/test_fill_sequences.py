@@ -43,6 +43,22 @@ def assert_close(actual, expected, what):
         np.testing.assert_allclose(a, e, rtol=1e-9, atol=1e-11, err_msg=f"{what}: output {k}")
 
 
+def check_against_pass_excluded(cache, key, build, pass_name, mode, data):
+    """The graph `build()` returns, compiled in `mode`, against it in PY without `pass_name`.
+
+    Both functions are compiled once per (key, mode) into `cache`; the caller's
+    arrays must come back unwritten.
+    """
+    if (key, mode) not in cache:
+        ins, outs = build()
+        cache[key, mode] = (compiled(ins, outs, "PY", (pass_name,)), compiled(ins, outs, mode))
+    before, after = cache[key, mode]
+    args = [np.array(a, copy=True) for a in data]
+    assert_close(after(*data), before(*data), f"{key} {mode}")
+    for a, b in zip(args, data):
+        np.testing.assert_array_equal(a, b)     # the caller's arrays are not written
+
+
 # -- the LSTM gradient ------------------------------------------------------------------------
 def _lstm(cfg):
     X, h0, c0 = T.tensor3("X"), T.matrix("h0"), T.matrix("c0")
