@@ -40,7 +40,8 @@ def sum_to4(g, d0, d1, d2, d3):
     for j0 in range(n0):
         for j1 in range(n1):
             for j2 in range(n2):
-                at, atg = o + j0 * e[0] + j1 * e[1] + j2 * e[2], og + j0 * eg[0] + j1 * eg[1] + j2 * eg[2]
+                at = o + j0 * e[0] + j1 * e[1] + j2 * e[2]
+                atg = og + j0 * eg[0] + j1 * eg[1] + j2 * eg[2]
                 for j3 in range(n3):
                     f[np.uint64(at + j3 * e[3])] += fg[np.uint64(atg + j3 * eg[3])]
     return out

@@ -103,16 +103,25 @@ def _inline_scalar(op, node, ctx):
 
 # -- the loop kernel ------------------------------------------------------------------
 
+def read_plan(ins, nd):
+    """(first, dyn) for a loop over `nd` output dims reading `ins`.
+
+    first[k]: the position input k is read through (an input given twice, as in
+    x * x, is read once, through its first position); dyn[k]: the output dims
+    (aligned) where input k's size is not statically 1 (empty for a repeat).
+    """
+    first = [ins.index(v) for v in ins]
+    dyn = [[nd - v.ndim + d for d in range(v.ndim) if v.type.shape[d] != 1] if first[k] == k
+           else [] for k, v in enumerate(ins)]
+    return first, dyn
+
+
 def loop_source(op, node):
     """Source of ``def {name}(i0, i1, ...)`` computing the node's output (ndim >= 1)."""
     out = node.outputs[0]
     nd = out.ndim
     ins = node.inputs
-    # An input given twice (x * x) is read once, through its first position.
-    first = [ins.index(v) for v in ins]
-    # dyn[k]: output dims (aligned) where input k's size is not statically 1
-    dyn = [[nd - v.ndim + d for d in range(v.ndim) if v.type.shape[d] != 1] if first[k] == k
-           else [] for k, v in enumerate(ins)]
+    first, dyn = read_plan(ins, nd)
     lines = [f"def {{name}}({', '.join(f'i{k}' for k in range(len(ins)))}):"]
     lines += _shape_lines(ins, dyn, nd)
     sizes = f"({''.join(f'd{d}, ' for d in range(nd))})"

@@ -40,7 +40,8 @@ import numpy as np
 from ....tensor.elemwise_reduce import ElemwiseReduce
 from ....tensor.math import Max, Min, Prod, Sum
 from ..registry import np_dtype, numba_funcify
-from .elemwise import _loop_nest, _scalar_body, _shape_lines, _with_helpers, inline_loop
+from .elemwise import (_loop_nest, _scalar_body, _shape_lines, _with_helpers, inline_loop,
+                       read_plan)
 
 _IDENTITY = {Sum: "0", Prod: "1"}
 _UPDATE = {Sum: "{acc} += {x}", Prod: "{acc} *= {x}",
@@ -73,9 +74,7 @@ def reduce_loop_source(op, node):
     kind = type(op.reduce)
     wide = kind is Sum and odt in ("float16", "float32")
     adt = "float64" if wide else odt
-    first = [ins.index(v) for v in ins]
-    dyn = [[nd - v.ndim + d for d in range(v.ndim) if v.type.shape[d] != 1] if first[k] == k
-           else [] for k, v in enumerate(ins)]
+    first, dyn = read_plan(ins, nd)
     lines = [f"def {{name}}({', '.join(f'i{k}' for k in range(len(ins)))}):"]
     lines += _shape_lines(ins, dyn, nd)
     if kind in (Max, Min):
