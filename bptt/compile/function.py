@@ -34,7 +34,7 @@ from ..graph.fg import FunctionGraph
 from ..graph.replace import clone_replace
 from ..graph.traversal import ancestors, graph_inputs
 from ..tensor.type import TensorType, as_tensor_variable, constant
-from .mode import linker_for, optimize, resolve_mode
+from .mode import link, memo_key, optimize, recall, resolve_mode
 from .profiling import FunctionProfile
 from .sharedvalue import SharedVariable
 
@@ -287,10 +287,14 @@ class Function:
     def _build(self, outs, pairs):
         fgraph = FunctionGraph(self.inputs + self.shared, outs + [v for _, v in pairs])
         t0 = time.perf_counter()
-        optimize(fgraph, self.mode)
+        key = memo_key(fgraph, self.mode)
+        self._fgraph, self._fn = fgraph, recall(fgraph, key)
+        self._rewritten, self._exclude = self._fn is None, config.exclude_rewrites
+        if self._fn is None:  # not compiled before: rewrite, generate, compile
+            optimize(fgraph, self.mode)
         t1 = time.perf_counter()
-        self.fgraph = fgraph
-        self._fn = linker_for(self.mode)(fgraph)
+        if self._fn is None:
+            self._fn = link(fgraph, self.mode, key)
         t2 = time.perf_counter()
         if self.profile is not None:
             self.profile.rewrite_time = t1 - t0
@@ -347,6 +351,14 @@ class Function:
         if self.profile is not None:
             self.profile.record(time.perf_counter() - t0)
         return out
+
+    @property
+    def fgraph(self):
+        """The rewritten graph (rewritten now if the graph memo skipped the rewrites)."""
+        if not self._rewritten:
+            optimize(self._fgraph, self.mode, self._exclude)  # as the key saw the config
+            self._rewritten = True
+        return self._fgraph
 
     def debugprint(self, file=None):
         from ..printing import debugprint

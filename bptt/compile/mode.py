@@ -1,4 +1,11 @@
-"""Compilation modes and the rewrite pipeline applied before linking."""
+"""Compilation modes, the rewrite pipeline applied before linking, and the graph memo.
+
+The graph memo (NUMBA mode, see docs/warm-start.md): a graph compiled once is
+found again by a key of the un-rewritten graph (`graph_key`), and its
+generated modules are loaded without rewriting or generating code. It is off
+while ``config.check_ir`` (the test suite verifies the IR after every
+rewrite, so rewrites must run) or ``config.dump_source`` is on.
+"""
 from __future__ import annotations
 
 from ..config import config
@@ -17,13 +24,13 @@ def resolve_mode(mode):
     raise ValueError(f"unknown mode {mode!r}; use 'NUMBA' or 'PY'")
 
 
-def optimize(fgraph, mode):
-    """Run the registered rewrite passes on `fgraph` in place."""
+def optimize(fgraph, mode, exclude=None):
+    """Run the registered rewrite passes (but `exclude`, default the configured) on `fgraph`."""
     try:
         from .passes import run_passes
     except ImportError:
         return fgraph
-    run_passes(fgraph, exclude=config.exclude_rewrites)
+    run_passes(fgraph, exclude=config.exclude_rewrites if exclude is None else exclude)
     return fgraph
 
 
@@ -35,3 +42,38 @@ def linker_for(mode):
     from ..link.numba.linker import make_numba_callable
 
     return make_numba_callable
+
+
+def memo_key(fgraph, mode):
+    """The graph-memo key of the un-rewritten `fgraph`, or None: compile without the memo."""
+    if mode != "NUMBA" or config.check_ir or config.dump_source:
+        return None
+    from .graph_key import graph_key
+
+    return graph_key(fgraph, mode)
+
+
+def recall(fgraph, key):
+    """The linked callable recorded for `key` (built on `fgraph`'s types), or None."""
+    if key is None:
+        return None
+    from ..link.numba import cache
+
+    compiled = cache.recall(key)
+    if compiled is None:
+        return None
+    from ..link.numba.linker import make_numba_callable
+
+    return make_numba_callable(fgraph, compiled)
+
+
+def link(fgraph, mode, key=None):
+    """Link the rewritten `fgraph`; with a memo `key`, record the modules it loaded."""
+    if key is None:
+        return linker_for(mode)(fgraph)
+    from ..link.numba import cache
+
+    with cache.recording() as modules:
+        fn = linker_for(mode)(fgraph)
+    cache.remember(key, modules, fn.numba_function.py_func.__name__)
+    return fn

@@ -10,13 +10,21 @@ process that generates the same text loads that code instead of compiling.
 
 Without a cache dir (``BPTT_CACHE_DIR=""``) modules go to a private temporary
 directory removed at exit, and nothing is cached on disk.
+
+Graph memo: `remember` records, under a key of the un-rewritten graph
+(`bptt.compile.graph_key`), which modules compiling it loaded and the name of
+its ``main``; `recall` loads them again without rewriting the graph or
+generating code, checking each module's text against its name first. Records
+are JSON files ``<cache_dir>/graphs/<key>.json`` (and a dict in the process).
 """
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import hashlib
 import importlib.util
+import json
 import os
 import shutil
 import sys
@@ -29,6 +37,8 @@ import numpy as np
 from ...config import config
 
 _loaded = {}
+_recorders = []
+_records = {}
 _VERSION = "bptt-0.1"
 
 
@@ -70,6 +80,9 @@ def disk_cache_enabled():
 def load_module(source):
     """Import `source` as a module (memoized per process; cached on disk if enabled)."""
     name = module_name(source)
+    for names in _recorders:
+        if name not in names:
+            names.append(name)
     memo_key = (name, disk_cache_enabled())
     if memo_key in _loaded:
         return _loaded[memo_key]
@@ -125,5 +138,73 @@ def _write_atomically(path, text):
 
 
 def clear_memory_cache():
-    """Forget modules loaded in this process (the disk cache stays)."""
+    """Forget modules and graph records loaded in this process (the disk cache stays)."""
     _loaded.clear()
+    _records.clear()
+
+
+# -- graph memo ------------------------------------------------------------------
+@contextlib.contextmanager
+def recording():
+    """Collect the names of the modules `load_module` is asked for, in order."""
+    names = []
+    _recorders.append(names)
+    try:
+        yield names
+    finally:
+        _recorders.remove(names)
+
+
+def remember(key, modules, main):
+    """Record that graph `key` compiles to `main` of the last of `modules` (names, load order)."""
+    record = {"modules": list(modules), "main": main}
+    _records[key] = record
+    if disk_cache_enabled():
+        folder = os.path.join(config.cache_dir, "graphs")
+        try:
+            os.makedirs(folder, exist_ok=True)
+            _write_atomically(os.path.join(folder, f"{key}.json"), json.dumps(record))
+        except OSError:
+            pass  # the unwritable-cache warning comes from _module_folder
+
+
+def recall(key):
+    """(main dispatcher, main module source, module) recorded for `key`, or None."""
+    record = _records.get(key) or _read_record(key)
+    if record is None:
+        return None
+    module = None
+    for name in record["modules"]:
+        module = _loaded.get((name, disk_cache_enabled())) or _load_by_name(name)
+        if module is None:
+            return None
+    fn = getattr(module, record["main"], None)
+    if fn is None:
+        return None
+    _records[key] = record
+    with open(module.__file__) as f:
+        return fn, f.read(), module
+
+
+def _read_record(key):
+    if not disk_cache_enabled():
+        return None
+    try:
+        with open(os.path.join(config.cache_dir, "graphs", f"{key}.json")) as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return None
+    ok = (isinstance(record, dict) and isinstance(record.get("main"), str)
+          and isinstance(record.get("modules"), list) and record["modules"]
+          and all(isinstance(n, str) for n in record["modules"]))
+    return record if ok else None
+
+
+def _load_by_name(name):
+    """The module `name` from the module folder, if its text still hashes to `name`."""
+    try:
+        with open(os.path.join(_module_folder(), f"{name}.py")) as f:
+            source = f.read()
+    except OSError:
+        return None
+    return load_module(source) if module_name(source) == name else None

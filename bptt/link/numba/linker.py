@@ -320,9 +320,11 @@ class NumbaExecutor:
         Source of the Python wrapper around ``main`` (`call_glue`).
     """
 
-    def __init__(self, fgraph):
+    def __init__(self, fgraph, compiled=None):
         tune_malloc()
-        self.numba_function, self.source, module = compile_graph(fgraph.inputs, fgraph.outputs)
+        # compiled: (main, source, module) of this graph from the graph memo (cache.recall)
+        self.numba_function, self.source, module = (
+            compiled or compile_graph(fgraph.inputs, fgraph.outputs))
         self.module = module
         self.path = module.__file__
         in_types = [v.type for v in fgraph.inputs]
@@ -349,9 +351,9 @@ class NumbaExecutor:
         return self.call(*values)
 
 
-def make_numba_callable(fgraph):
+def make_numba_callable(fgraph, compiled=None):
     """A `NumbaExecutor`: called with the graph's input values, returns its output values."""
-    return NumbaExecutor(fgraph)
+    return NumbaExecutor(fgraph, compiled)
 
 
 def _perf_warning():
