@@ -19,7 +19,14 @@ Method:
    ``torch.set_num_threads(1)``, single-threaded XLA flags) and is pinned to
    one CPU (``os.sched_setaffinity``, where the OS has it): JAX 0.10 ignores
    the XLA flags and ran rnn-large on two threads (CPU time 1.9x its wall
-   time, session 5), so the flags alone do not make a one-core comparison;
+   time, session 5), so the flags alone do not make a one-core comparison.
+   Python bytecode is as an installed package has it: bptt's source and
+   ``benchmarks/`` are byte-compiled once before the first child (``pip``
+   does that at install; the libraries in the environment already have
+   theirs), and children run without ``PYTHONDONTWRITEBYTECODE``, so the
+   modules bptt generates get their ``.pyc`` in the cold process, as on a
+   user's machine. (With that flag set, every fresh process compiled bptt's
+   source again: about 0.2 s of each warm compile that no user pays);
 2. compile: per implementation, cell type and dtype, a fresh process with an
    empty cache directory builds the function and calls it once on the first
    selected case of that cell type (cold), then a second fresh process does
@@ -74,6 +81,7 @@ Writes ``results/peers.md`` (table), ``results/peers.json`` (raw numbers) and
 from __future__ import annotations
 
 import argparse
+import compileall
 import importlib.util
 import json
 import os
@@ -277,7 +285,8 @@ class Runner:
 
     def env(self, cache=None, memory=False):
         """One BLAS thread; malloc settings: MEMORY_ENV if `memory`, else none at all."""
-        env = {k: v for k, v in os.environ.items() if not _is_malloc_setting(k, v)}
+        env = {k: v for k, v in os.environ.items()
+               if not _is_malloc_setting(k, v) and k != "PYTHONDONTWRITEBYTECODE"}
         env.update(THREAD_ENV, **(MEMORY_ENV if memory else {}))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (self.bptt_src, HERE) if p)
         if cache:
@@ -325,6 +334,12 @@ def export_head(dest):
     with tarfile.open(archive) as tar:
         tar.extractall(dest, filter="data")
     return dest
+
+
+def byte_compile(*folders):
+    """Write the ``.pyc`` of every module under `folders`, as ``pip install`` does (method, 1)."""
+    for folder in folders:
+        compileall.compile_dir(folder, quiet=1)
 
 
 def git_describe():
@@ -633,7 +648,9 @@ def markdown(results):
             "on the first selected case of each cell type. Per call: the median time of that "
             "case's calls right after the build, in the cold process (freshly compiled code) "
             "and in the warm one (code loaded from the cache); one process each, so the "
-            "ratio carries the machine's noise.", ""]
+            "ratio carries the machine's noise. Python bytecode as installed: bptt and the "
+            "benchmark modules byte-compiled beforehand, children free to write `.pyc` "
+            "(bptt's generated modules get theirs in the cold process).", ""]
     out += compile_table(results) + [""]
     return "\n".join(out)
 
@@ -736,6 +753,7 @@ def main(argv=None):
         ("  -> timings taken under SHARED LOAD" if load_start[0] > 1.5 else ""))
     with tempfile.TemporaryDirectory(prefix="bptt-peers-") as work_dir:
         bptt_src = export_head(os.path.join(work_dir, "src")) if a.bptt_src == "head" else ROOT
+        byte_compile(os.path.join(bptt_src, "bptt"), HERE)
         runner = Runner(bptt_src, work_dir)
         status = availability(a.impls)
         for impl, why in status.items():
