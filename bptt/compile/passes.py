@@ -22,6 +22,7 @@ from ..scan.rewriting.reuse import scan_reuse_forward
 from ..scan.rewriting.merge import scan_merge, scan_merge_outputs_pass
 from ..scan.rewriting.savemem import scan_save_mem
 from ..scan.rewriting.inplace import scan_nit_sot_into_seq_pass
+from ..scan.rewriting.seq_buffer import scan_seq_into_buffer_pass
 from ..scan.rewriting.join_rows import scan_read_through_join_pass
 from ..scan.rewriting.shapes import scan_step_shapes
 from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
@@ -88,7 +89,7 @@ def _same(before, after):
 
 # The gemm and fusion passes hide `add(z, dot)` from the scan push-outs: step graphs get them last.
 _GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm", "fuse_elemwise", "reduce_of_elemwise",
-                "scan_nit_sot_into_seq", "inplace_elemwise")
+                "scan_seq_into_buffer", "scan_nit_sot_into_seq", "inplace_elemwise")
 
 
 def _run_without_gemm(fgraph):
@@ -160,6 +161,9 @@ pm.add_pass(ScanInnerRewrite(lambda fg: _run_gemm_passes(fg), name="scan_inner_g
             "step graphs get the gemm passes only now: the push-outs above match dot + add")
 pm.add_pass(scan_nit_sot_into_seq_pass, "a nit_sot is stored in the rows of a sequence nothing "
             "reads after its step (the backward cotangent in the loss cotangent's buffer)")
+pm.add_pass(scan_seq_into_buffer_pass, "a product read as a sequence is stored in the rows of "
+            "the state buffer step t writes over row t (the forward RNN's x @ U: one trace; after "
+            "scan_nit_sot_into_seq, which keeps the LSTM's z in its x @ Wx)")
 pm.add_pass(inplace_elemwise_pass, "an elementwise loop writes into a fresh input nothing else "
             "reads (last: no later rewrite sees the flag; the LSTM's x @ Wx + h @ Wh + b)")
 pm.add_pass(remove_dead_code, "the linker and printer see only the nodes an output needs")

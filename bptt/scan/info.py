@@ -112,6 +112,15 @@ class ScanInfo:
         the output is a view of that sequence). Set only by the in-place
         rewrite (``bptt/scan/rewriting/inplace.py``), which proves nothing else
         reads the sequence's memory.
+    seq_into_buffer : tuple of (int or None)
+        Empty, or one entry per state in `buffers` order: None, or the
+        sequence stored in that (sit_sot, or mit_sot of one tap -1) buffer's
+        rows after its initial row: the outer initial value is then the whole
+        buffer, its row ``t + 1`` holding sequence row t (the sequence's outer
+        value is a view of those rows), and the loop writes the state into that
+        memory; step t reads its sequence row before the row is overwritten.
+        Set only by ``bptt/scan/rewriting/seq_buffer.py``, which proves nothing
+        else reads the memory.
     name : str or None
         For messages and profiles; not part of equality (equal loops merge).
     """
@@ -128,6 +137,7 @@ class ScanInfo:
     truncate_gradient: int = -1
     buffer_rows: tuple = ()
     nit_sot_into_seq: tuple = ()
+    seq_into_buffer: tuple = ()
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -142,6 +152,8 @@ class ScanInfo:
         fix(self, "buffer_rows", rows if any(r is not None for r in rows) else ())
         into = tuple(None if j is None else int(j) for j in self.nit_sot_into_seq)
         fix(self, "nit_sot_into_seq", into if any(j is not None for j in into) else ())
+        held = tuple(None if j is None else int(j) for j in self.seq_into_buffer)
+        fix(self, "seq_into_buffer", held if any(j is not None for j in held) else ())
         self._validate()
 
     def _validate(self):
@@ -174,6 +186,20 @@ class ScanInfo:
             raise ValueError(f"ScanInfo: nit_sot_into_seq needs one entry per nit_sot "
                              f"({self.n_nit_sot}), None or a distinct sequence index, got "
                              f"{self.nit_sot_into_seq}")
+        held = [j for j in self.seq_into_buffer if j is not None]
+        if self.seq_into_buffer and (
+                len(self.seq_into_buffer) != self.n_states or len(set(held)) != len(held)
+                or set(held) & set(into) or not all(0 <= j < self.n_seqs for j in held)
+                or any(j is not None and (b.extent != 1 or b.kind == "mit_mot" or b.ring)
+                       for b, j in zip(self.buffers, self.seq_into_buffer))):
+            raise ValueError(f"ScanInfo: seq_into_buffer needs one entry per state "
+                             f"({self.n_states}), None or a distinct sequence index (not a "
+                             f"nit_sot's) for a whole buffer of one initial row, got "
+                             f"{self.seq_into_buffer}")
+
+    def buffer_seq(self, s):
+        """The sequence stored in state `s`'s buffer (`seq_into_buffer`), or None."""
+        return self.seq_into_buffer[s] if self.seq_into_buffer else None
 
     def nit_sot_seq(self, k):
         """The sequence nit_sot `k` is stored in (`nit_sot_into_seq`), or None."""

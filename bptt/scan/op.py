@@ -78,6 +78,8 @@ class Scan(Op):
     def __str__(self):
         into = "".join(f", nit_sot {k} into seq {j}" for k, j in
                        enumerate(self.info.nit_sot_into_seq) if j is not None)
+        into += "".join(f", seq {j} into {b.kind} {b.index}" for b, j in
+                        zip(self.info.buffers, self.info.seq_into_buffer) if j is not None)
         return f"Scan{{{self.info.name or 'scan'}{into}}}"
 
     __repr__ = __str__
@@ -190,7 +192,8 @@ class Scan(Op):
         info = self.info
         n = int(inputs[0])
         self.check_before_loop(n, inputs)
-        bufs = [self._alloc_buffer(b, inputs[b.outer_input], n) for b in info.buffers]
+        bufs = [self._alloc_buffer(b, inputs[b.outer_input], n, self._held_seq(s, inputs))
+                for s, b in enumerate(info.buffers)]
         lengths = [min(int(inputs[i]), n) for i in info.outer_in_nit_sot]
         nits = [None] * info.n_nit_sot
         shared = [inputs[i] for i in info.outer_in_shared]
@@ -261,10 +264,17 @@ class Scan(Op):
                 return seq[:length]
         return np.empty((length,) + row_shape, dtype=dtype)
 
-    def _alloc_buffer(self, b, init, n):
+    def _held_seq(self, s, inputs):
+        j = self.info.buffer_seq(s)
+        return None if j is None else inputs[self.info.outer_in_seqs[j]]
+
+    def _alloc_buffer(self, b, init, n, seq=None):
         init = np.asarray(init)
         if b.kind == "mit_mot":
             return init.copy()
+        if seq is not None and _rows_after(init, seq, b.extent, n):
+            # `seq_into_buffer`: the rewrite proved this memory is the loop's alone.
+            return init[: b.extent + n]
         # A ring (save-mem) never holds more rows than the loop writes.
         rows = b.extent + n if not b.ring else min(b.rows, b.extent + n)
         buf = np.empty((rows,) + init.shape[1:], dtype=init.dtype)
@@ -553,6 +563,17 @@ def _in_time_order(buf, total):
         return buf[:total]
     r = total % len(buf)
     return np.concatenate((buf[r:], buf[:r])) if r else buf
+
+
+def _rows_after(init, seq, extent, n):
+    """Whether `seq` is exactly the rows of C-contiguous `init` after its first `extent`
+    (so the loop may keep its buffer in `init`: `ScanInfo.seq_into_buffer`)."""
+    if not (isinstance(seq, np.ndarray) and init.flags.c_contiguous and init.flags.writeable
+            and seq.dtype == init.dtype and seq.shape[1:] == init.shape[1:]
+            and seq.strides == init.strides and len(init) >= extent + n and len(seq) >= n):
+        return False
+    address = init.__array_interface__["data"][0] + extent * init.strides[0]
+    return seq.__array_interface__["data"][0] == address
 
 
 def _unaliased(value, bufs):

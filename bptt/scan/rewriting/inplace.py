@@ -315,11 +315,13 @@ def nit_sot_homes(fgraph, node):
     (the first that qualifies), or None."""
     op, info = node.op, node.op.info
     chosen = [None] * info.n_nit_sot
+    held = set(info.seq_into_buffer)   # rows a state buffer overwrites (seq_buffer.py)
     for k in range(info.n_nit_sot):
         if not _length_is_n(node, k):
             continue
         for j in range(info.n_seqs):
-            if j not in chosen and _step_allows(op, k, j) and _only_reader(fgraph, node, j):
+            if j not in chosen and j not in held and _step_allows(op, k, j) \
+                    and _only_reader(fgraph, node, j):
                 chosen[k] = j
                 break
     return chosen

@@ -23,6 +23,7 @@ from __future__ import annotations
 from ....graph.traversal import toposort
 from ....scan.op import Scan
 from ....scan.rewriting.inplace import nit_sot_aliases_row
+from ....scan.rewriting.seq_buffer import buffer_aliases_row
 from ..errors import template
 from ..registry import Kernel, np_dtype, numba_funcify
 
@@ -83,8 +84,9 @@ def _emit_alloc(w, op, node):
         else:
             # A ring (save-mem, b.rows) never holds more rows than the loop writes.
             rows = f"{b.extent} + n" if not b.ring else f"min({b.rows}, {b.extent} + n)"
-            w(1, f"buf{s} = alloc_empty(({rows},) + init{s}.shape[1:], init{s}.dtype)")
-            w(1, f"copy_into(buf{s}[:{b.extent}], init{s}[:{b.extent}])")
+            _emit_buffer(w, op, s, f"buf{s} = alloc_empty(({rows},) + init{s}.shape[1:], "
+                                   f"init{s}.dtype)",
+                         f"copy_into(buf{s}[:{b.extent}], init{s}[:{b.extent}])")
     for k in range(info.n_nit_sot):
         o = info.inner_out_nit_sot[k]
         t = op.inner_outputs[o].type
@@ -100,6 +102,25 @@ def _emit_alloc(w, op, node):
             w(1, f"nit{k}_ready = False")
     for k in range(info.n_shared_outs):
         w(1, f"state{k} = shared{k}")
+
+
+def _emit_buffer(w, op, s, alloc, copy):
+    """State `s`'s buffer: fresh (`alloc`, then `copy` the initial row), or its initial
+    value's own memory, whose rows after the first hold a sequence (`seq_into_buffer`)."""
+    j = op.info.buffer_seq(s)
+    if j is None:
+        w(1, alloc)
+        w(1, copy)
+        return
+    # The rewrite proved nothing else reads that memory; checked once per call: the
+    # sequence is exactly init's rows 1.. (same row shape and strides, C-contiguous).
+    w(1, f"if (init{s}.shape[0] >= 1 + n and seq{j}.shape[1:] == init{s}.shape[1:] and "
+         f"init{s}.flags.c_contiguous and seq{j}.strides == init{s}.strides and "
+         f"seq{j}.ctypes.data == init{s}.ctypes.data + init{s}.strides[0]):")
+    w(2, f"buf{s} = c_contiguous(init{s})[:1 + n]")
+    w(1, "else:")
+    w(2, alloc)
+    w(2, copy)
 
 
 def _step_args(info, seq_row, buffer_row, shared):
@@ -133,7 +154,8 @@ def _emit_step(w, op, step_fn, depth):
     w(depth, f"out = {step_fn}({args})")
     for s, b in enumerate(info.buffers):
         for o, off in zip(b.inner_outputs, b.out_offsets):
-            _emit_write(w, op, depth, f"buf{s}", _buffer_row(b, s, off), o)
+            _emit_write(w, op, depth, f"buf{s}", _buffer_row(b, s, off), o,
+                        copy=buffer_aliases_row(op, s))
     for k, o in enumerate(info.inner_out_nit_sot):
         nd = op.inner_outputs[o].type.ndim
         w(depth, f"if rows{k} > 0:")

@@ -1,0 +1,167 @@
+"""A product read as a sequence stored in its state's buffer (bptt/scan/rewriting/seq_buffer.py).
+
+Structure: `ScanInfo.seq_into_buffer` is set on the forward RNN (x @ U written by
+`ProductRows` behind the initial row, the loop's buffer in those rows), shown by
+debugprint, also on a go_backwards loop (a product of X's reversed view is fresh memory in
+the loop's order), and NOT set for a reversed view of a product, until, a
+sequence that is not a product or has another reader, or a nit_sot that may view the row.
+Values: one compiled graph (a forward scan the pass flags, a go_backwards scan it refuses,
+their gradients reading the trace) equal with the pass excluded, PY and NUMBA, hypothesis
+over T, B, |n_steps| <= T (0 and negative) and values; the loop's buffer IS the product's memory
+(checked on the raw outputs); a row shape that differs at run time keeps fresh rows.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import bptt
+import bptt.tensor as T
+from bptt.graph.evaluate import PerformProgram
+from bptt.graph.fg import FunctionGraph
+from bptt.link.numba.linker import make_numba_callable
+from bptt.scan.info import ScanInfo
+from bptt.tensor.product_rows import HeadRows, ProductRows
+
+from .test_rewriting import assert_close, compiled, rewritten, scans
+
+PASS = ("scan_seq_into_buffer",)
+
+
+def _rnn(X, h0, U, W, n, **kw):
+    hs, _ = bptt.scan(lambda x, h, U, W: T.tanh(T.dot(x, U) + T.dot(h, W)), sequences=X,
+                      outputs_info=h0, non_sequences=[U, W], n_steps=n, **kw)
+    return hs
+
+
+def _model():
+    """A forward and a go_backwards RNN over X (n steps), and gradients reading both traces."""
+    X, h0, U, W, n = T.tensor3("X"), T.matrix("h0"), T.matrix("U"), T.matrix("W"), T.iscalar("n")
+    fwd = _rnn(X, h0, U, W, n, name="fwd")
+    bwd = _rnn(X, h0, U, 0.5 * W, n, name="bwd", go_backwards=True)
+    loss = 0.5 * (fwd ** 2).sum() + (bwd[-2:] ** 2).sum()
+    return [X, h0, U, W, n], [loss, fwd] + bptt.grad(loss, [U, W, h0, X])
+
+
+def _flagged(fg):
+    return [n for n in scans(fg) if n.op.info.seq_into_buffer]
+
+
+def test_the_forward_product_is_stored_in_the_state_buffer():
+    ins, outs = _model()
+    assert not _flagged(rewritten(ins, outs, exclude=PASS))
+    (node,) = _flagged(rewritten(ins, outs))
+    info = node.op.info
+    # scan_merge made one loop of both; a go_backwards product is a product of X's reversed
+    # view (fresh memory, rows in the loop's order): both buffers hold their products
+    assert info.seq_into_buffer == (0, 1) and info.name == "fwd+bwd"
+    seq, init = node.inputs[info.outer_in_seqs[0]], node.inputs[info.buffers[0].outer_input]
+    rows = seq.owner.inputs[0]                       # seq = rows[1:]
+    assert isinstance(rows.owner.op, ProductRows) and rows.owner.op.k == 1
+    assert isinstance(init.owner.op, HeadRows) and init.owner.inputs[0] is rows
+    assert ", seq 0 into sit_sot 0, seq 1 into sit_sot 1" in str(node.op)  # debugprint shows it
+
+
+def _one(seq_of, step, **kw):
+    X, h0, U = T.matrix("X"), T.vector("h0"), T.matrix("U")
+    ys, _ = bptt.scan(step, sequences=seq_of(X, U), outputs_info=kw.pop("outputs_info", h0),
+                      **kw)
+    return [X, h0, U], list(ys) if isinstance(ys, list) else [ys]
+
+
+@pytest.mark.parametrize("case", ["input", "other_reader", "until", "reversed", "nit_view"])
+def test_the_flag_is_not_set(case):
+    prod = lambda X, U: T.dot(X, U)           # noqa: E731
+    step = lambda p, h: T.tanh(p + h)         # noqa: E731
+    kw = {}
+    if case == "input":
+        prod = lambda X, U: X                 # noqa: E731  (the caller's array)
+    elif case == "until":
+        step = lambda p, h: (T.tanh(p + h), bptt.until(h.sum() > 1.0))   # noqa: E731
+    elif case == "reversed":                  # rows of a reversed view are not in loop order
+        prod = lambda X, U: T.dot(X, U)[::-1]     # noqa: E731
+    elif case == "nit_view":                  # a nit_sot that is the row: read after the write
+        step, kw = (lambda p, h: [T.tanh(p + h), p[::-1]]), dict(outputs_info=[T.vector("h"),
+                                                                               None])
+    ins, outs = _one(prod, step, **kw)
+    if case == "other_reader":
+        outs.append(T.dot(ins[0], ins[2]).sum())        # the product read again after the loop
+    if case == "nit_view":
+        ins.append(kw["outputs_info"][0])
+    assert not _flagged(rewritten(ins, outs))
+    if case in ("other_reader", "reversed"):           # the same graph, flagged
+        ins, outs = _one(lambda X, U: T.dot(X, U), lambda p, h: T.tanh(p + h))
+        assert _flagged(rewritten(ins, outs))
+
+
+def test_scan_info_checks_the_field():
+    base = dict(n_seqs=1, mit_mot_in_slices=(), mit_mot_out_slices=(), n_sit_sot=1,
+                n_nit_sot=0, n_shared_outs=0, n_non_seqs=0)
+    with pytest.raises(ValueError, match="seq_into_buffer"):
+        ScanInfo(mit_sot_in_slices=(), seq_into_buffer=(1,), **base)
+    with pytest.raises(ValueError, match="seq_into_buffer"):    # two initial rows
+        ScanInfo(mit_sot_in_slices=((-2, -1),), seq_into_buffer=(0, None), **base)
+    info = ScanInfo(mit_sot_in_slices=((-1,),), seq_into_buffer=(None, 0), **base)
+    assert info.buffer_seq(1) == 0
+
+
+# -- values: one compiled graph per mode ------------------------------------------------------
+@st.composite
+def _data(draw):
+    t, bsz, nin, nh = (draw(st.integers(1, 5)), draw(st.integers(1, 3)),
+                       draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    return [rng.standard_normal((t, bsz, nin)), 0.5 * rng.standard_normal((bsz, nh)),
+            rng.standard_normal((nin, nh)), 0.5 * rng.standard_normal((nh, nh)),
+            np.int32(draw(st.integers(-t, t)))]     # n < 0 runs backwards
+
+
+_CACHE = {}
+
+
+def _functions(mode):
+    """The reference (PY, pass excluded), and the rewritten graph with the product's rows and
+    the forward output as extra outputs, linked raw (no output copies: aliasing shows)."""
+    if mode not in _CACHE:
+        ins, outs = _model()
+        fg = rewritten(ins, outs)
+        (node,) = _flagged(fg)
+        rows = node.inputs[node.op.info.outer_in_seqs[0]].owner.inputs[0]
+        extra = FunctionGraph(fg.inputs, list(fg.outputs) + [rows, node.outputs[0]])
+        raw = PerformProgram(extra.inputs, extra.outputs) if mode == "PY" else \
+            make_numba_callable(extra).numba_function
+        _CACHE[mode] = compiled(ins, outs, "PY", PASS), raw
+    return _CACHE[mode]
+
+
+def _same_memory(a, b, mode):
+    if mode == "PY":
+        return np.shares_memory(a, b)
+    return a.base.data == b.base.data     # one NRT allocation (MemInfo)
+
+
+@pytest.mark.parametrize("mode", ["PY", "NUMBA"])
+@given(data=_data())
+def test_values_equal_with_the_pass_excluded(mode, data):
+    before, raw = _functions(mode)
+    kept = [np.array(d, copy=True) for d in data]
+    *outs, rows, trace = raw(*data)
+    assert_close(outs, before(*data), mode)
+    if data[-1]:                               # (no rows after the first: either way)
+        assert _same_memory(rows, trace, mode)  # the loop wrote h over the product's rows
+    for d, k in zip(data, kept):
+        np.testing.assert_array_equal(d, k)    # the caller's arrays are not written
+
+
+@pytest.mark.parametrize("mode", ["PY", "NUMBA"])
+def test_a_row_shape_that_differs_at_run_time_keeps_fresh_rows(mode):
+    # p's rows are as wide as U's columns, h's as h0: they broadcast when one of them is 1
+    ins, outs = _one(lambda X, U: T.dot(X, U), lambda p, h: T.tanh(p + h))
+    before, after = compiled(ins, outs, "PY", PASS), compiled(ins, outs, mode)
+    assert _flagged(rewritten(ins, outs))
+    rng = np.random.default_rng(0)
+    for nh, nu in ((3, 1), (3, 3)):
+        data = [rng.standard_normal((4, 2)), rng.standard_normal(nh), rng.standard_normal((2, nu))]
+        assert_close(after(*data), before(*data), f"{mode} {nh} {nu}")
