@@ -84,6 +84,11 @@ from numba.extending import intrinsic, overload, register_jitable
 
 from .runtime import OPTIONS, cache_on_disk
 
+# Kernels are compiled on their own and inlined by LLVM (``alwaysinline``) into
+# whatever calls them; they are only ever called from compiled code, so the cfunc
+# wrapper numba would compile beside each one is dead weight.
+_helper = register_jitable(forceinline=True, no_cfunc_wrapper=True)
+
 __all__ = ["fast_exp", "fast_expm1", "fast_log", "fast_log1p", "fast_tanh",
            "fast_sigmoid", "fast_softplus"]
 
@@ -158,26 +163,26 @@ _TWO23_BITS = _W(0x4b000000)
 _TWO23_PLUS_BIAS = _F(2.0 ** 23 + 127)
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _clamp(x, lo, hi):
     """min(max(x, lo), hi) that keeps NaN (comparisons with NaN are false)."""
     x = hi if x > hi else x
     return lo if x < lo else x
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _copysign_bits64(y, x):
     return _bits_f64(_f64_bits(y) | (_f64_bits(x) & _U(0x8000000000000000)))
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _copysign_bits32(y, x):
     return _bits_f32(_W(_f32_bits(y) | (_f32_bits(x) & _W(0x80000000))))
 
 
 # -- exp family, float64 -----------------------------------------------------
 
-@register_jitable(forceinline=True)
+@_helper
 def _pow2_64(n):
     """2.0**n for an integral float n in [-1022, 1023].
 
@@ -187,7 +192,7 @@ def _pow2_64(n):
     return _bits_f64(_f64_bits(n + (_MAGIC64 + _D(1023.0))) << _U(52))
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _reduce_exp64(x):
     """(n, p) with exp(x) = 2**n * (1 + p), n integral, p = expm1(r), |r| <= ln2/2."""
     n = (x * _LOG2E + _MAGIC64) - _MAGIC64
@@ -204,20 +209,20 @@ def _reduce_exp64(x):
     return n, r + r2 * q
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _scale64(y, n):
     """y * 2**n for integral n in [-1076, 1026], with one rounding."""
     n1 = (n * _D(0.5) + _MAGIC64) - _MAGIC64
     return (y * _pow2_64(n1)) * _pow2_64(n - n1)
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _exp64(x):
     n, p = _reduce_exp64(_clamp(x, _EXP_LO, _EXP_HI))
     return _scale64(_D(1.0) + p, n)
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _expm1_near64(x):
     """expm1(x) for x <= 709 (not -0): exact scaling, then a sum that does not cancel."""
     n, p = _reduce_exp64(x)
@@ -225,7 +230,7 @@ def _expm1_near64(x):
     return s * p + (s - _D(1.0))
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _expm1_64(x):
     n, p = _reduce_exp64(_clamp(x, _D(-50.0), _EXP_HI))
     s = _pow2_64(n)
@@ -237,7 +242,7 @@ def _expm1_64(x):
 
 # -- log family, float64 -----------------------------------------------------
 
-@register_jitable(forceinline=True)
+@_helper
 def _log_parts64(x):
     """(k, f) with x = 2**k * (1 + f), 1 + f in [sqrt(2)/2, sqrt(2)), for finite x > 0 normal.
 
@@ -250,7 +255,7 @@ def _log_parts64(x):
     return k, m - _D(1.0)
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _log_poly64(k, f, c):
     """log(2**k (1 + f)) + c, fdlibm's evaluation (c is a small correction)."""
     s = f / (_D(2.0) + f)
@@ -262,14 +267,14 @@ def _log_poly64(k, f, c):
     return k * _LN2_HI - ((hfsq - (s * (hfsq + t1 + t2) + (k * _LN2_LO + c))) - f)
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _log_specials64(x, r):
     """r where x is finite and > 0; log's value at 0, negatives, inf and NaN elsewhere."""
     r = r if x > _D(0.0) else (-np.inf if x == _D(0.0) else np.nan)
     return r if x < np.inf else x
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _log64(x):
     sub = x < _TINY64
     k, f = _log_parts64(x * _TWO54 if sub else x)
@@ -277,7 +282,7 @@ def _log64(x):
     return _log_specials64(x, _log_poly64(k, f, _D(0.0)))
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _log1p64(x):
     u = _D(1.0) + x
     # log(1 + x) = log(u) + log(1 + d/u), d = (1 + x) - u exactly while u < 2**53.
@@ -290,13 +295,13 @@ def _log1p64(x):
 
 # -- exp family, float32 -----------------------------------------------------
 
-@register_jitable(forceinline=True)
+@_helper
 def _pow2_32(n):
     """2.0**n for an integral float32 n in [-126, 127] (see `_pow2_64`)."""
     return _bits_f32(_W(_f32_bits(n + (_MAGIC32 + _F(127.0))) << _W(23)))
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _reduce_exp32(x):
     n = (x * _LOG2E32 + _MAGIC32) - _MAGIC32
     r = (x - n * _C1_32) - n * _C2_32
@@ -305,26 +310,26 @@ def _reduce_exp32(x):
     return n, r + r * r * q
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _scale32(y, n):
     n1 = (n * _F(0.5) + _MAGIC32) - _MAGIC32
     return (y * _pow2_32(n1)) * _pow2_32(n - n1)
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _exp32(x):
     n, p = _reduce_exp32(_clamp(x, _EXP_LO32, _EXP_HI32))
     return _scale32(_F(1.0) + p, n)
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _expm1_near32(x):
     n, p = _reduce_exp32(x)
     s = _pow2_32(n)
     return s * p + (s - _F(1.0))
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _expm1_32(x):
     n, p = _reduce_exp32(_clamp(x, _F(-20.0), _EXP_HI32))
     s = _pow2_32(n)
@@ -336,7 +341,7 @@ def _expm1_32(x):
 
 # -- log family, float32 -----------------------------------------------------
 
-@register_jitable(forceinline=True)
+@_helper
 def _log_parts32(x):
     bits = _W(_f32_bits(x) + (_ONE_BITS32 - _SQRT_HALF_BITS32))
     k = _bits_f32(_W((bits >> _W(23)) | _TWO23_BITS)) - _TWO23_PLUS_BIAS
@@ -344,7 +349,7 @@ def _log_parts32(x):
     return k, m - _F(1.0)
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _log_poly32(k, f, c):
     """musl logf's evaluation of log(2**k (1 + f)) + c."""
     s = f / (_F(2.0) + f)
@@ -356,13 +361,13 @@ def _log_poly32(k, f, c):
     return s * (hfsq + t1 + t2) + (k * _LN2_LO32 + c) - hfsq + f + k * _LN2_HI32
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _log_specials32(x, r):
     r = r if x > _F(0.0) else (_F(-np.inf) if x == _F(0.0) else _F(np.nan))
     return r if x < _F(np.inf) else x
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _log32(x):
     sub = x < _TINY32
     k, f = _log_parts32(x * _TWO25 if sub else x)
@@ -370,7 +375,7 @@ def _log32(x):
     return _log_specials32(x, _log_poly32(k, f, _F(0.0)))
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _log1p32(x):
     u = _F(1.0) + x
     c = (x - (u - _F(1.0))) / u
@@ -382,34 +387,36 @@ def _log1p32(x):
 
 # -- composites (generic over the dtype through the kernels above) -----------
 
-@register_jitable(forceinline=True)
+@_helper
 def _tanh64(x):
     # beyond |x| = 20 tanh rounds to 1; expm1(2|x|) then never needs its far branch
-    e = _expm1_near64(_D(2.0) * min(abs(x), _D(20.0)))
+    a = abs(x)
+    e = _expm1_near64(_D(2.0) * (_D(20.0) if a > _D(20.0) else a))
     t = _copysign_bits64(e / (e + _D(2.0)), x)
     return t if x == x else x
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _tanh32(x):
-    e = _expm1_near32(_F(2.0) * min(abs(x), _F(10.0)))
+    a = abs(x)
+    e = _expm1_near32(_F(2.0) * (_F(10.0) if a > _F(10.0) else a))
     t = _copysign_bits32(e / (e + _F(2.0)), x)
     return t if x == x else x
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _sigmoid64(x):
     e = _exp64(-abs(x))
     return (e if x < _D(0.0) else _D(1.0)) / (_D(1.0) + e)
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _sigmoid32(x):
     e = _exp32(-abs(x))
     return (e if x < _F(0.0) else _F(1.0)) / (_F(1.0) + e)
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _softplus64(x):
     # log1p(e) for e = exp(-|x|) in [0, 1]: u = 1 + e is in [1, 2], never a special
     # value of log, so log1p's selects are left out (they slow this chain down).
@@ -421,7 +428,7 @@ def _softplus64(x):
     return r if x == x else x
 
 
-@register_jitable(forceinline=True)
+@_helper
 def _softplus32(x):
     return (x if x > _F(0.0) else _F(0.0)) + _log1p32(_exp32(-abs(x)))
 
@@ -432,7 +439,7 @@ def _softplus32(x):
 # calls a stub whose overload picks the kernel of the argument's dtype.
 
 def _by_dtype(stub, impl64, impl32):
-    @overload(stub, jit_options=dict(forceinline=True))
+    @overload(stub, jit_options=dict(forceinline=True, no_cfunc_wrapper=True))
     def _select(x):
         if x == types.float32:
             return impl32
