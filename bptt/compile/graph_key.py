@@ -20,9 +20,14 @@ every process (no ``id``, no ``hash()`` of strings):
 * the mode, every ``bptt.config`` value, and a digest of bptt's own source
   files (the rewrites and lowerings that turn the graph into code).
 
-A value of any other kind (a callable, an object without a description)
-makes the graph *unkeyable*: `graph_key` returns None and the function is
-compiled as if there were no memo. The names of the generated modules are
+A value of any other kind (a callable, an object without a description),
+and an op, scalar op or type whose class is defined outside the bptt package
+(its code, and the lowering registered for it, are not in the source digest),
+make the graph *unkeyable*: `graph_key` returns None and the function is
+compiled as if there were no memo. A lowering registered at run time for one
+of bptt's own ops (``numba_funcify.register``) is not seen by the key either:
+set ``BPTT_CACHE_DIR`` to another directory, or remove its ``graphs/``
+folder, after such a change. The names of the generated modules are
 hashes of their text, the runtime, numba's and NumPy's versions and the BLAS
 ABI, and the cache checks each recorded module's text against its name
 before loading it, so a change of any of those is a miss too.
@@ -78,6 +83,13 @@ def _cls(t):
     return f"{t.__module__}.{t.__qualname__}"
 
 
+def _bptt_cls(t):
+    """`_cls` of an op, scalar op or type class, which must be bptt's own (its code is in the key)."""
+    if not (t.__module__ == "bptt" or t.__module__.startswith("bptt.")):
+        raise Unkeyable(f"{t.__qualname__} is defined outside bptt ({t.__module__})")
+    return _cls(t)
+
+
 _PLAIN = (type(None), bool, int, str)
 
 
@@ -107,7 +119,7 @@ def _describe(x, describer=None):
     if isinstance(x, enum.Enum):
         return ("enum", _cls(type(x)), x.name)
     if isinstance(x, (Type, ScalarOp)):
-        return (_cls(type(x)), _describe(sorted(vars(x).items()), describer))
+        return (_bptt_cls(type(x)), _describe(sorted(vars(x).items()), describer))
     if isinstance(x, Op) and describer is not None:
         return describer.op(x)
     if dataclasses.is_dataclass(x):
@@ -156,7 +168,7 @@ class _Describer:
 
     def _op(self, op):
         attrs = dict(vars(op))
-        parts = [_cls(type(op))]
+        parts = [_bptt_cls(type(op))]
         if "inner_inputs" in attrs and "inner_outputs" in attrs:
             parts.append(self.graph(attrs.pop("inner_inputs"), attrs.pop("inner_outputs")))
         for name in op.__props__:
