@@ -35,12 +35,17 @@ the BLAS call costs about as much as the whole product there (see
 Compile time. Generated code reaches BLAS through two functions compiled once
 per dtype, for layout 'A' (`separately`, see separate.py): `gemm_into` (every
 product) and `gemm_fresh` (the Gemm op; its in-place form is written into
-the caller as a `gemm_into` call, dispatch/blas.py). Everything else is written into its caller: the helpers below are
-``inline="always"`` (numba inlines their IR; no function of their own is
-compiled), the ``np.dot`` lowerings `dot_mm`, `dot_mv`, `dot_vm`, `dot_vv` too,
-and allocation and copies are intrinsics (alloc_runtime.py). Each helper
-compiled on its own had cost 0.1-0.9 s of the RNN gradient's cold compile
-(14 functions, 4.3 s; now 2).
+the caller as a `gemm_into` call, dispatch/blas.py). Everything else is written
+into its caller: the ``np.dot`` lowerings `dot_mm`, `dot_mv`, `dot_vm`, `dot_vv`
+are ``inline="always"`` (numba inlines their IR), and the loops of these two
+functions are LLVM intrinsics (`_gemm_loops`, `_copied`, `_copy_back`,
+`_set_scaled`, `_add_scaled`): numba code typed and lowered for each of them cost
+more than the loops' LLVM work (the two functions took 0.85 + 0.45 CPU s to
+compile as numba loops, 0.5 + 0.3 as intrinsics). The copies for the rare
+operands BLAS cannot take as they are (`_copied`) are plain loops LLVM does not
+vectorize: O(m n) next to the product's O(m n k). Allocation is an intrinsic too
+(alloc_runtime.py). Each helper compiled on its own had cost 0.1-0.9 s of the
+RNN gradient's cold compile (14 functions, 4.3 s; now 2).
 """
 from __future__ import annotations
 
@@ -58,18 +63,16 @@ if "bptt.link.numba.runtime" not in sys.modules:
     del sys.modules[__name__]
     importlib.import_module("bptt.link.numba.runtime")
 
-import numpy as np  # noqa: E402
 from llvmlite import binding as llvm  # noqa: E402
 from llvmlite import ir  # noqa: E402
 from numba.core import cgutils, types  # noqa: E402
 import numba  # noqa: E402
-from numba.core.imputils import impl_ret_borrowed  # noqa: E402
+from numba.np.arrayobj import _empty_nd_impl  # noqa: E402
 from numba.core.errors import TypingError  # noqa: E402
 from numba.extending import get_cython_function_address, intrinsic  # noqa: E402
 
-from .alloc_runtime import alloc_empty, c_copy  # noqa: E402
+from .alloc_runtime import alloc_empty  # noqa: E402
 from .blas_library import numpy_openblas, numpy_openblas_addresses  # noqa: E402
-from .elemwise_runtime import elem_view  # noqa: E402
 from .runtime import OPTIONS, jit  # noqa: E402
 from .separate import separately  # noqa: E402
 
@@ -315,45 +318,151 @@ def _major(typingctx, x):
     return ret(x), codegen
 
 
+def _row_loops(builder, intp, rows, cols, body):
+    """Emit ``for i in range(rows): body(i, j_loop)``, where ``j_loop(f)`` emits
+    ``for j in range(cols): f(j)`` inside the row (llvm ints)."""
+    def j_loop(f):
+        with cgutils.for_range(builder, cols, intp=intp) as loop:
+            f(loop.index)
+
+    with cgutils.for_range(builder, rows, intp=intp) as loop:
+        body(loop.index, j_loop)
+
+
+def _emit_small_gemm(context, builder, dtype, alpha, beta, arrays, unit):
+    """The small product's loops: ``c[i, :] = beta * c[i, :]`` (0 where beta == 0, so
+    NaN in `c` does not leak), then ``c[i, :] += alpha * a[i, p] * b[p, :]`` for each p.
+
+    `arrays` are (data, shape, byte strides) of a, b, c. With `unit` the rows of b
+    and c are contiguous: the j loops index them by element (a gep LLVM vectorizes);
+    otherwise every access goes by byte strides."""
+    (ad, (m, k), (sa0, sa1)), (bd, _, (sb0, sb1)), (cd, (_, n), (sc0, sc1)) = arrays
+    intp, ptr = sa0.type, ad.type
+    zero = ir.Constant(context.get_value_type(dtype), 0)
+    beta_zero = builder.fcmp_ordered("==", beta, zero)
+
+    def at(data, *offsets):          # &data[sum of byte offsets]
+        raw = builder.bitcast(data, ir.IntType(8).as_pointer())
+        for off in offsets:
+            raw = builder.gep(raw, [off])
+        return builder.bitcast(raw, ptr)
+
+    def item(row, j, stride):        # &row[j]
+        return builder.gep(row, [j], inbounds=True) if unit else at(row, builder.mul(j, stride))
+
+    def row(i, j_loop):
+        crow = at(cd, builder.mul(i, sc0))
+
+        def scale(j):
+            q = item(crow, j, sc1)
+            builder.store(builder.select(beta_zero, zero, builder.fmul(beta, builder.load(q))), q)
+
+        j_loop(scale)
+        with cgutils.for_range(builder, k, intp=intp) as ploop:
+            p = ploop.index
+            aip = builder.fmul(alpha, builder.load(at(ad, builder.mul(i, sa0),
+                                                      builder.mul(p, sa1))))
+            brow = at(bd, builder.mul(p, sb0))
+
+            def accumulate(j):
+                q = item(crow, j, sc1)
+                prod = builder.fmul(aip, builder.load(item(brow, j, sb1)))
+                builder.store(builder.fadd(builder.load(q), prod), q)
+
+            j_loop(accumulate)
+
+    _row_loops(builder, intp, m, n, row)
+
+
 @intrinsic
-def _as_contiguous(typingctx, x):
-    """`x` retyped as C-contiguous (no copy): only for a 1-d `x` of unit stride.
+def _gemm_loops(typingctx, alpha, a, b, beta, c):
+    """``c = beta * c + alpha * (a @ b)`` as plain loops, for small products (2-d arrays of
+    one float dtype, any strides).
 
-    numba types a view of unknown layout as 'A' and cannot vectorize loops over
-    it; the same array typed 'C' can.
+    Written as LLVM loops, not numba code: typed and lowered by numba, the three loop
+    nests were about 0.35 of the 0.95 CPU s `gemm_into` took to compile. Rows of `b`
+    and `c` with unit stride (the usual case) take a loop nest that vectorizes.
     """
-    if not isinstance(x, types.Array) or x.ndim != 1:
-        raise TypingError("_as_contiguous: expected a 1-d array")
-    sig = x.copy(layout="C")(x)
+    _check_float_arrays("_gemm_loops", a, b, c)
 
-    def codegen(context, builder, signature, args):
-        return impl_ret_borrowed(context, builder, signature.return_type, args[0])
+    def codegen(context, builder, sig, args):
+        dtype = c.dtype
+        alpha_v = context.cast(builder, args[0], sig.args[0], dtype)
+        beta_v = context.cast(builder, args[3], sig.args[3], dtype)
+        arrays = []
+        for ty, val in zip((a, b, c), (args[1], args[2], args[4])):
+            ary = context.make_array(ty)(context, builder, val)
+            arrays.append((ary.data, cgutils.unpack_tuple(builder, ary.shape, 2),
+                           cgutils.unpack_tuple(builder, ary.strides, 2)))
+        size = ary.itemsize
+        n = arrays[2][1][1]
+        one_col = builder.icmp_signed("==", n, n.type(1))
+        unit = builder.and_(builder.icmp_signed("==", arrays[1][2][1], size),
+                            builder.icmp_signed("==", arrays[2][2][1], size))
+        with builder.if_else(builder.or_(unit, one_col), likely=True) as (fast, slow):
+            with fast:
+                _emit_small_gemm(context, builder, dtype, alpha_v, beta_v, arrays, True)
+            with slow:
+                _emit_small_gemm(context, builder, dtype, alpha_v, beta_v, arrays, False)
+        return context.get_dummy_value()
 
-    return sig, codegen
+    return types.none(alpha, a, b, beta, c), codegen
 
 
-@_inline
-def _gemm_loops(alpha, a, b, beta, c):
-    # c = beta * c (beta == 0 never reads c, so NaN in c does not leak)...
-    for i in range(c.shape[0]):
-        for j in range(c.shape[1]):
-            c[i, j] = 0 if beta == 0 else beta * c[i, j]
-    size = c.itemsize
-    if b.strides[1] == size and c.strides[1] == size:
-        # ... then c[i, :] += a[i, p] * b[p, :] over unit-stride rows: vectorizes.
-        for i in range(c.shape[0]):
-            crow = _as_contiguous(c[i])
-            for p in range(a.shape[1]):
-                aip = alpha * a[i, p]
-                brow = _as_contiguous(b[p])
-                for j in range(crow.shape[0]):
-                    crow[j] += aip * brow[j]
-        return
-    for i in range(c.shape[0]):
-        for p in range(a.shape[1]):
-            aip = alpha * a[i, p]
-            for j in range(c.shape[1]):
-                c[i, j] += aip * b[p, j]
+def _emit_copy(builder, dst, src):
+    """``dst[...] = src`` for two 2-d llvm array structs of one shape and dtype, by byte
+    strides: a plain loop nest that LLVM does not vectorize (its run-time checks and
+    vector copies are what makes numba's copy loops slow to compile). For the rare
+    operands BLAS cannot take as they are, whose copy costs O(m n) next to the
+    product's O(m n k)."""
+    rows, cols = cgutils.unpack_tuple(builder, dst.shape, 2)
+    (d0, d1), (s0, s1) = (cgutils.unpack_tuple(builder, x.strides, 2) for x in (dst, src))
+    i8p = ir.IntType(8).as_pointer()
+    ptr = dst.data.type
+
+    def at(data, i, j, t0, t1):
+        raw = builder.gep(builder.bitcast(data, i8p), [builder.mul(i, t0)])
+        return builder.bitcast(builder.gep(raw, [builder.mul(j, t1)]), ptr)
+
+    with cgutils.for_range(builder, rows, intp=d0.type) as iloop:
+        with cgutils.for_range(builder, cols, intp=d0.type) as jloop:
+            i, j = iloop.index, jloop.index
+            builder.store(builder.load(at(src.data, i, j, s0, s1)), at(dst.data, i, j, d0, d1))
+
+
+@intrinsic
+def _copied(typingctx, x):
+    """A C-contiguous copy of 2-d `x`, by a plain loop nest (`_emit_copy`)."""
+    _check_float_arrays("_copied", x)
+    ctype = x.copy(layout="C", readonly=False)
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(x)(context, builder, args[0])
+        out = _empty_nd_impl(context, builder, ctype, cgutils.unpack_tuple(builder, ary.shape, 2))
+        _emit_copy(builder, out, ary)
+        return out._getvalue()
+
+    return ctype(x), codegen
+
+
+@intrinsic
+def _copy_back(typingctx, dst, src):
+    """``dst[...] = src`` for 2-d arrays of one shape and dtype (`_emit_copy`)."""
+    _check_float_arrays("_copy_back", dst, src)
+
+    def codegen(context, builder, sig, args):
+        arrays = [context.make_array(t)(context, builder, v) for t, v in zip((dst, src), args)]
+        _emit_copy(builder, *arrays)
+        return context.get_dummy_value()
+
+    return types.none(dst, src), codegen
+
+
+def _check_float_arrays(who, *arrays):
+    if not all(isinstance(x, types.Array) and x.ndim == 2 for x in arrays):
+        raise TypingError(f"{who}: expected 2-d arrays")
+    if len({x.dtype for x in arrays}) != 1 or str(arrays[0].dtype) not in _SYMBOLS:
+        raise TypingError(f"{who}: the arrays must share a float32 or float64 dtype")
 
 
 @_inline
@@ -376,9 +485,9 @@ def gemm_into(alpha, a, b, beta, c):
     `a`, `b`, `c` share a float32/float64 dtype and may have any strides;
     `c` must not overlap `a` or `b`. ``beta == 0`` never reads `c`.
 
-    Written out with one inlined helper (`_gemm_loops`): each function numba
-    inlines (``inline="always"``) costs a deep copy of its IR, and five of them
-    were half of this function's compile time.
+    Its loops are LLVM intrinsics, not numba code (module docstring): each
+    function numba inlines (``inline="always"``) costs a deep copy of its IR,
+    and numba's typing and lowering of loops costs more than LLVM's work on them.
     """
     m, k = a.shape
     if b.shape[0] != k or c.shape[0] != m or c.shape[1] != b.shape[1]:
@@ -389,31 +498,30 @@ def gemm_into(alpha, a, b, beta, c):
     if k == 0 or m * n * k <= SMALL:
         _gemm_loops(alpha, a, b, beta, c)   # small products: loops
         return c
-    if max(m, n, k) > _INT_MAX:
-        raise ValueError("gemm: a dimension does not fit in the BLAS's integers ({}, {}, {})", m, n, k)
+    if m > _INT_MAX or n > _INT_MAX or k > _INT_MAX:   # (max(): a function of its own)
+        raise ValueError("gemm: a dimension does not fit in the BLAS's integers ({}, {}, {})",
+                         m, n, k)
+    # An operand BLAS cannot take as it is (negative, zero or two non-unit strides: rare)
+    # goes through a C copy; a `c` BLAS cannot write is copied back afterwards.
     cmaj, ldc = _major(c)
-    target, tbeta, strided = c, beta, cmaj < 0
-    if strided:
-        # A c BLAS cannot write (rare: a strided intermediate): compute, then accumulate.
-        target, tbeta = alloc_empty((m, n), c.dtype), _like(0, c)
-        cmaj, ldc = 0, n
-    # An operand BLAS cannot read (negative, zero or two non-unit strides): a C copy.
+    target = c
+    if cmaj < 0:
+        target = _copied(c)
+        ldc = n if n > 1 else 1
     amaj, lda = _major(a)
     if amaj < 0:
-        a = c_copy(a)
+        a = _copied(a)
         amaj, lda = 0, (k if k > 1 else 1)
     bmaj, ldb = _major(b)
     if bmaj < 0:
-        b = c_copy(b)
+        b = _copied(b)
         bmaj, ldb = 0, (n if n > 1 else 1)
-    if cmaj == 0:    # c^T = b^T a^T in column-major terms
-        _xgemm(bmaj == 1, amaj == 1, n, m, k, alpha, b, ldb, a, lda, tbeta, target, ldc)
+    if cmaj <= 0:    # c^T = b^T a^T in column-major terms
+        _xgemm(bmaj == 1, amaj == 1, n, m, k, alpha, b, ldb, a, lda, beta, target, ldc)
     else:            # c = a b
-        _xgemm(amaj == 0, bmaj == 0, m, n, k, alpha, a, lda, b, ldb, tbeta, target, ldc)
-    if strided:
-        for i in range(m):
-            for j in range(n):
-                c[i, j] = (0 if beta == 0 else beta * c[i, j]) + target[i, j]
+        _xgemm(amaj == 0, bmaj == 0, m, n, k, alpha, a, lda, b, ldb, beta, target, ldc)
+    if cmaj < 0:
+        _copy_back(c, target)
     return c
 
 
@@ -458,16 +566,66 @@ def dot_vm(a, b):
 
 # -- the Gemm op: beta * z + alpha * (x @ y) with NumPy's broadcasting ---------------------
 
-@_inline
-def _accumulate(alpha, x, y, beta, out):
-    """``out = beta * out + alpha * (x @ y)`` with NumPy's ``0 * nan == nan``."""
-    if beta == 0:    # BLAS would not read `out` at all
-        for i in range(out.shape[0]):
-            for j in range(out.shape[1]):
-                out[i, j] *= beta
-        beta = _like(1, out)
-    gemm_into_call(alpha, x, y, beta, out)
-    return out
+def _emit_scaled(context, builder, dtype, out, scale, src, accumulate):
+    """``out[i, j] (+)= scale * src[i, j]`` over `out`'s shape, `src` broadcast along its
+    dimensions of size 1 (llvm array structs of one dtype). Rows of unit stride (the
+    usual case) take a loop LLVM vectorizes; anything else goes by byte strides."""
+    rows, cols = cgutils.unpack_tuple(builder, out.shape, 2)
+    o0, o1 = cgutils.unpack_tuple(builder, out.strides, 2)
+    r, c = cgutils.unpack_tuple(builder, src.shape, 2)
+    s0, s1 = cgutils.unpack_tuple(builder, src.strides, 2)
+    zero, one = r.type(0), r.type(1)
+    s0 = builder.select(builder.icmp_signed("==", r, one), zero, s0)
+    s1 = builder.select(builder.icmp_signed("==", c, one), zero, s1)
+    i8p, ptr = ir.IntType(8).as_pointer(), out.data.type
+
+    def at(data, off):
+        return builder.bitcast(builder.gep(builder.bitcast(data, i8p), [off]), ptr)
+
+    def loops(unit):
+        def row(i, j_loop):
+            orow, srow = at(out.data, builder.mul(i, o0)), at(src.data, builder.mul(i, s0))
+
+            def element(j):
+                if unit:
+                    q, v = (builder.gep(x, [j], inbounds=True) for x in (orow, srow))
+                else:
+                    q, v = at(orow, builder.mul(j, o1)), at(srow, builder.mul(j, s1))
+                value = builder.fmul(scale, builder.load(v))
+                builder.store(builder.fadd(builder.load(q), value) if accumulate else value, q)
+
+            j_loop(element)
+
+        _row_loops(builder, zero.type, rows, cols, row)
+
+    size = out.itemsize
+    unit = builder.and_(builder.icmp_signed("==", o1, size), builder.icmp_signed("==", s1, size))
+    with builder.if_else(unit, likely=True) as (fast, slow):
+        with fast:
+            loops(True)
+        with slow:
+            loops(False)
+
+
+def _scaled_intrinsic(accumulate):
+    def scaled(typingctx, out, scale, src):
+        _check_float_arrays("_scaled", out, src)
+
+        def codegen(context, builder, sig, args):
+            o, x = (context.make_array(t)(context, builder, v)
+                    for t, v in zip((out, src), (args[0], args[2])))
+            value = context.cast(builder, args[1], sig.args[1], out.dtype)
+            _emit_scaled(context, builder, out.dtype, o, value, x, accumulate)
+            return context.get_dummy_value()
+
+        return types.none(out, scale, src), codegen
+
+    return intrinsic(scaled)
+
+
+# ``out = scale * src`` and ``out += scale * src``, `src` broadcast to `out`'s shape.
+_set_scaled = _scaled_intrinsic(False)
+_add_scaled = _scaled_intrinsic(True)
 
 
 @jit
@@ -475,36 +633,28 @@ def gemm_fresh(z, alpha, x, y, beta):
     """``beta * z + alpha * (x @ y)`` in a new C array, for a 2-d `z` that broadcasts with it.
 
     The Gemm lowering hands a 1-d `z` over as ``z[None, :]`` and a scalar as a
-    1 x 1 array, so this compiles once per dtype.
+    1 x 1 array, so this compiles once per dtype. ``beta * z`` is computed first
+    (so ``0 * nan`` is NaN, as in NumPy; BLAS with beta 0 would not read z), then
+    the product is added by BLAS (beta 1). Where BLAS differs from NumPy
+    (``alpha == 0`` skips the product: no NaN from x or y) or the product itself
+    broadcasts against a larger z, the product is computed on its own and added.
     """
     m, n = x.shape[0], y.shape[1]
     if x.shape[1] != y.shape[0]:
         raise ValueError("gemm: shapes {} and {} not aligned", x.shape, y.shape)
     r, c = z.shape
-    if alpha != 0 and (r == m or r == 1) and (c == n or c == 1):
-        out = alloc_empty((m, n), x.dtype)
-        # z through its flat view (stride 0 where it broadcasts): indexing the 'A'
-        # array itself does not vectorize (a 32 x 128 float32 copy took 1.36 us, 0.25 so)
-        fz, oz, ez = elem_view(z)
-        for i in range(m):
-            for j in range(n):
-                out[i, j] = fz[np.uint64(oz + i * ez[0] + j * ez[1])]
-        return _accumulate(alpha, x, y, beta, out)
-    # NumPy's value where BLAS differs (alpha == 0 skips the product: no nan from x or
-    # y), or the product itself broadcasts against a larger z. Loops, not NumPy array
-    # expressions: those cost numba seconds to compile.
-    p = alloc_empty((m, n), x.dtype)
-    gemm_into_call(_like(1, p), x, y, _like(0, p), p)
     rows = r if r != 1 else m
     cols = c if c != 1 else n
     if (m != rows and m != 1) or (n != cols and n != 1):
         raise ValueError("gemm: z of shape {} does not broadcast with the product's {}",
-                         z.shape, p.shape)
+                         z.shape, (m, n))
     out = alloc_empty((rows, cols), x.dtype)
-    for i in range(rows):
-        for j in range(cols):
-            out[i, j] = (beta * z[i if r != 1 else 0, j if c != 1 else 0]
-                         + alpha * p[i if m != 1 else 0, j if n != 1 else 0])
+    _set_scaled(out, beta, z)
+    if alpha != 0 and rows == m and cols == n:
+        return gemm_into_call(alpha, x, y, _like(1, out), out)
+    p = alloc_empty((m, n), x.dtype)
+    gemm_into_call(_like(1, p), x, y, _like(0, p), p)
+    _add_scaled(out, alpha, p)
     return out
 
 
