@@ -9,13 +9,14 @@ array, with no temporary for the product:
   the product's row shape whose rows ``k..`` hold ``reshape(dot(x, y), shape)``
   (BLAS writes them in place) and whose first `k` rows hold ``head``'s when
   `head` has that row shape (otherwise they are not defined: nothing reads them);
-* ``HeadRows()(rows, head)``: `rows` when its row shape is `head`'s (its first
-  rows are then `head`'s), else `head`.
+* ``HeadRows(k)(rows, head)``: `rows` when its row shape is `head`'s and `head`
+  has at least `k` rows (the first `k` rows of `rows` are then `head`'s), else `head`.
 
-So ``rows[k:]`` is always the product and ``HeadRows(rows, head)[:k]`` always
-`head`: a loop reading those as its sequence and initial value sees the same
-values whatever the run-time shapes, and may keep its state in `rows` when the
-second is the first. Only that compile-time rewrite builds them (after
+So ``rows[k:]`` is always the product and ``HeadRows(k)(rows, head)[:k]`` always
+``head[:k]`` (a head of fewer rows is itself: the loop's check sees it): a loop
+reading those as its sequence and initial value sees the same values whatever
+the run-time shapes, and may keep its state in `rows` when the second is the
+first. Only that compile-time rewrite builds them (after
 gradients).
 """
 from __future__ import annotations
@@ -64,10 +65,14 @@ class ProductRows(Op):
 
 
 class HeadRows(Op):
-    """`rows` when its row shape is `head`'s, else `head`; see the module docstring."""
+    """`rows` when its row shape is `head`'s and `head` has `k` rows, else `head`; see the
+    module docstring."""
 
-    __props__ = ()
+    __props__ = ("k",)
     no_gradient = _REASON
+
+    def __init__(self, k):
+        self.k = int(k)
 
     def make_node(self, rows, head):
         rows, head = as_tensor_variable(rows), as_tensor_variable(head)
@@ -78,4 +83,5 @@ class HeadRows(Op):
 
     def perform(self, node, inputs, output_storage):
         rows, head = inputs
-        output_storage[0][0] = rows if rows.shape[1:] == head.shape[1:] else head
+        same = rows.shape[1:] == head.shape[1:] and len(head) >= self.k
+        output_storage[0][0] = rows if same else head

@@ -5,10 +5,11 @@ Structure: `ScanInfo.seq_into_buffer` is set on the forward RNN (x @ U written b
 debugprint, also on a go_backwards loop (a product of X's reversed view is fresh memory in
 the loop's order), and NOT set for a reversed view of a product, until, a
 sequence that is not a product or has another reader, or a nit_sot that may view the row.
-Values: one compiled graph (a forward scan the pass flags, a go_backwards scan it refuses,
-their gradients reading the trace) equal with the pass excluded, PY and NUMBA, hypothesis
-over T, B, |n_steps| <= T (0 and negative) and values; the loop's buffer IS the product's memory
-(checked on the raw outputs); a row shape that differs at run time keeps fresh rows.
+Values: one compiled graph (the RNN with a symbolic n_steps, whose sign picks the
+direction, and its gradients reading the trace) equal with the pass excluded, PY and
+NUMBA, hypothesis over T, B, |n_steps| <= T (0 and negative) and values; the loop's
+buffer IS the product's memory (checked on the raw outputs); a row shape that differs at
+run time keeps fresh rows; the two new ops on every branch of their lowering.
 """
 from __future__ import annotations
 
@@ -36,32 +37,32 @@ def _rnn(X, h0, U, W, n, **kw):
     return hs
 
 
-def _model():
-    """A forward and a go_backwards RNN over X (n steps), and gradients reading both traces."""
+def _model(backwards=False):
+    """An RNN over X (n steps: a negative n runs backwards), and gradients reading its trace."""
     X, h0, U, W, n = T.tensor3("X"), T.matrix("h0"), T.matrix("U"), T.matrix("W"), T.iscalar("n")
-    fwd = _rnn(X, h0, U, W, n, name="fwd")
-    bwd = _rnn(X, h0, U, 0.5 * W, n, name="bwd", go_backwards=True)
-    loss = 0.5 * (fwd ** 2).sum() + (bwd[-2:] ** 2).sum()
-    return [X, h0, U, W, n], [loss, fwd] + bptt.grad(loss, [U, W, h0, X])
+    hs = _rnn(X, h0, U, W, n, name="rnn", go_backwards=backwards)
+    loss = 0.5 * (hs ** 2).sum()
+    return [X, h0, U, W, n], [loss, hs] + bptt.grad(loss, [U, W, h0, X])
 
 
 def _flagged(fg):
     return [n for n in scans(fg) if n.op.info.seq_into_buffer]
 
 
-def test_the_forward_product_is_stored_in_the_state_buffer():
-    ins, outs = _model()
+@pytest.mark.parametrize("backwards", [False, True])
+def test_the_forward_product_is_stored_in_the_state_buffer(backwards):
+    # go_backwards (or n < 0): the product of X's reversed view is fresh memory whose
+    # rows are in the loop's order
+    ins, outs = _model(backwards)
     assert not _flagged(rewritten(ins, outs, exclude=PASS))
     (node,) = _flagged(rewritten(ins, outs))
     info = node.op.info
-    # scan_merge made one loop of both; a go_backwards product is a product of X's reversed
-    # view (fresh memory, rows in the loop's order): both buffers hold their products
-    assert info.seq_into_buffer == (0, 1) and info.name == "fwd+bwd"
+    assert info.seq_into_buffer == (0,) and info.name == "rnn"
     seq, init = node.inputs[info.outer_in_seqs[0]], node.inputs[info.buffers[0].outer_input]
     rows = seq.owner.inputs[0]                       # seq = rows[1:]
     assert isinstance(rows.owner.op, ProductRows) and rows.owner.op.k == 1
     assert isinstance(init.owner.op, HeadRows) and init.owner.inputs[0] is rows
-    assert ", seq 0 into sit_sot 0, seq 1 into sit_sot 1" in str(node.op)  # debugprint shows it
+    assert ", seq 0 into sit_sot 0" in str(node.op)  # what debugprint shows
 
 
 def _one(seq_of, step, **kw):
@@ -157,11 +158,45 @@ def test_values_equal_with_the_pass_excluded(mode, data):
 
 @pytest.mark.parametrize("mode", ["PY", "NUMBA"])
 def test_a_row_shape_that_differs_at_run_time_keeps_fresh_rows(mode):
-    # p's rows are as wide as U's columns, h's as h0: they broadcast when one of them is 1
+    # p's rows are as wide as U's columns, h's as h0: they broadcast when p's is 1
     ins, outs = _one(lambda X, U: T.dot(X, U), lambda p, h: T.tanh(p + h))
-    before, after = compiled(ins, outs, "PY", PASS), compiled(ins, outs, mode)
     assert _flagged(rewritten(ins, outs))
+    before, after = compiled(ins, outs, "PY", PASS), compiled(ins, outs, mode)
     rng = np.random.default_rng(0)
     for nh, nu in ((3, 1), (3, 3)):
         data = [rng.standard_normal((4, 2)), rng.standard_normal(nh), rng.standard_normal((2, nu))]
         assert_close(after(*data), before(*data), f"{mode} {nh} {nu}")
+
+
+# -- the two ops, straight: every branch of the inline lowering ------------------------------
+_OPS = {}
+
+
+@pytest.mark.parametrize("mode", ["PY", "NUMBA"])
+@given(m=st.integers(0, 3), b=st.integers(0, 2), h=st.integers(0, 2), hb=st.integers(0, 2),
+       rows=st.integers(0, 2), minus=st.integers(-1, 2))
+def test_product_rows_and_head_rows(mode, m, b, h, hb, rows, minus):
+    """rows[1:] is reshape(x @ y, shape); HeadRows(1)(rows, head) is rows (its first row
+    head's) when head has a row of the product's row shape, else head."""
+    if mode not in _OPS:
+        head, x, y, shape = T.tensor3("head"), T.matrix("x"), T.matrix("y"), T.lvector("shape")
+        rows_ = ProductRows(1, (None, None, None))(head, x, y, shape)
+        _OPS[mode] = bptt.function([head, x, y, shape], [rows_[1:], HeadRows(1)(rows_, head)],
+                                   mode=mode)
+    rng = np.random.default_rng(m * 100 + b * 10 + h)
+    x, y = rng.standard_normal((m * b, 2)), rng.standard_normal((2, h))
+    head = rng.standard_normal((rows, hb, h))
+    shape = np.array([m, b, h], dtype=np.int64)
+    if minus >= 0:
+        shape[minus] = -1                   # NumPy places it (when it can)
+    try:
+        expected = np.reshape(x @ y, tuple(shape))
+    except ValueError:
+        with pytest.raises(ValueError):
+            _OPS[mode](head, x, y, shape)
+        return
+    product, first = _OPS[mode](head, x, y, shape)
+    np.testing.assert_allclose(product, expected, rtol=1e-12, atol=1e-12)
+    same = rows >= 1 and (hb, h) == expected.shape[1:]
+    np.testing.assert_array_equal(first[:1] if same else first, head[:1] if same else head)
+    assert first.shape[0] == (1 + len(expected) if same else rows)

@@ -10,12 +10,12 @@ rows 1..T (the mirror of `scan_nit_sot_into_seq`, bptt/scan/rewriting/inplace.py
     before                                   after
     P    = reshape(dot(X2, U))   (T, B, H)    rows = ProductRows(1)(h0, X2, U, shape)
                                               rows[1:] is P (BLAS wrote it there)
-    Scan(n, P, h0, W, b)                      Scan(n, rows[1:], HeadRows(rows, h0), W, b)
+    Scan(n, P, h0, W, b)                      Scan(n, rows[1:], HeadRows(1)(rows, h0), W, b)
       buffer: its own (n+1, B, H)               buffer: rows[:n+1]; row t+1 is P[t]
                                                 until step t overwrites it
 
 (bptt/tensor/product_rows.py): no T-long temporary at all. ``rows[1:]`` is the
-product and ``HeadRows(rows, h0)[:1]`` is h0's row whatever the run-time shapes
+product and ``HeadRows(1)(rows, h0)[:1]`` is h0's row whatever the run-time shapes
 (when P's rows are not h0's, as in a broadcasting step or the LSTM's
 ``(B, 4H)`` gates, HeadRows is h0 and the loop keeps a fresh buffer), so the
 values are those of the loop before; the ``ScanInfo.seq_into_buffer`` flag
@@ -154,7 +154,7 @@ def scan_seq_into_buffer(fgraph, node):
         b, pos = info.buffers[s], info.outer_in_seqs[j]
         seq, init = inputs[pos], inputs[b.outer_input]
         rows = ProductRows(1, seq.type.shape)(init, *_product(fgraph, seq, node, pos))
-        inputs[pos], inputs[b.outer_input] = rows[1:], HeadRows()(rows, init)
+        inputs[pos], inputs[b.outer_input] = rows[1:], HeadRows(1)(rows, init)
     new_info = dataclasses.replace(info, seq_into_buffer=tuple(chosen))
     new_op = Scan(op.inner_inputs, op.inner_outputs, new_info, seq_origins=op.seq_origins,
                   output_labels=op.output_labels, profile=op.profile)

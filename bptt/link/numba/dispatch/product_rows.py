@@ -37,9 +37,9 @@ def _product_rows(op, node, ctx):
 def _head_rows(op, node, ctx):
     nd = node.outputs[0].ndim
     p = ctx.fresh("hr")
-    same = " and ".join(f"{{0}}.shape[{d}] == {{1}}.shape[{d}]" for d in range(1, nd)) or "True"
+    same = "".join(f" and {{0}}.shape[{d}] == {{1}}.shape[{d}]" for d in range(1, nd))
     # Both branches typed 'A': the rows (C) and the head (any layout) unify.
-    return "\n".join([f"if {same}:",
+    return "\n".join([f"if {{1}}.shape[0] >= {op.k}{same}:",
                       f"    {p} = {{0}}",
                       "else:",
                       f"    {p} = {{1}}",
