@@ -59,10 +59,14 @@ def elementwise(shape=(None, None), dtype="float64", c=1.0, axis=0):
 
 
 @pytest.mark.parametrize("other", [
-    dict(c=1.5), dict(c=-0.0), dict(axis=1), dict(dtype="float32"), dict(shape=(1, None)),
+    dict(c=1.5), dict(axis=1), dict(dtype="float32"), dict(shape=(1, None)),
     dict(shape=(None, 3))])
 def test_graphs_that_differ_in_a_constant_parameter_dtype_or_broadcast_have_different_keys(other):
     assert key(lambda: elementwise(**other)) != key(elementwise)
+
+
+def test_zero_and_negative_zero_constants_have_different_keys():
+    assert key(lambda: elementwise(c=0.0)) != key(lambda: elementwise(c=-0.0))
 
 
 def test_the_mode_and_the_configuration_are_part_of_the_key(monkeypatch):
