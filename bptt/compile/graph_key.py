@@ -17,8 +17,9 @@ every process (no ``id``, no ``hash()`` of strings):
   attributes (a Scan's inner graph is described as a graph, its error labels
   as strings); a scalar op: its class and all its attributes;
 * every type: its class and attributes;
-* the mode, every ``bptt.config`` value, and a digest of bptt's own source
-  files (the rewrites and lowerings that turn the graph into code).
+* the mode, every ``bptt.config`` value, the Python version, and a digest
+  of bptt's own source files (the rewrites and lowerings that turn the graph
+  into code).
 
 A value of any other kind (a callable, an object without a description),
 and an op, scalar op or type whose class is defined outside the bptt package
@@ -39,6 +40,7 @@ import enum
 import functools
 import hashlib
 import os
+import sys
 
 import numpy as np
 
@@ -72,7 +74,8 @@ def source_digest():
 def graph_key(fgraph, mode):
     """A hex key for compiling `fgraph` in `mode`, or None if the graph is unkeyable."""
     try:
-        description = (source_digest(), mode, _describe(sorted(vars(config).items())),
+        description = (source_digest(), sys.version, mode,
+                       _describe(sorted(vars(config).items())),
                        _Describer().graph(fgraph.inputs, fgraph.outputs))
     except Unkeyable:
         return None
