@@ -27,6 +27,8 @@ does, so a reader never sees a partial file.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import os
 
@@ -39,7 +41,7 @@ from ...config import config
 from . import argtypes  # noqa: F401  (array arguments typed without numpy.ma)
 from .cache import runtime_digest
 
-__all__ = ["jit", "select"]
+__all__ = ["jit", "select"]  # (and `collector_paused`, for the linker)
 
 OPTIONS = dict(error_model="numpy", nogil=True)
 
@@ -118,6 +120,30 @@ def cache_on_disk(dispatcher):
         except RuntimeError:  # numba found no writable place for the cache files
             pass
     return dispatcher
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off while the block runs (a numba compilation).
+
+    numba's compiler creates millions of objects, many of them long-lived (type
+    and template caches, IR), so the collector's full collections, which visit
+    every tracked object, grow with each compile: a cold RNN gradient's compile
+    ran 726 collections worth 0.5-0.7 CPU s, and about 1 CPU s in all counting
+    the caches they flush (LSTM: 1.6 s and 2.6 s). Cycles left by the compile are
+    collected after the block as usual; the price is their memory meanwhile (the
+    process peaked at 225 instead of 194 MB on the RNN, 313 instead of 246 on the
+    LSTM). A collector already off is left off; one turned off inside the block
+    is turned back on at its end.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 @numba.vectorize(nopython=True)
