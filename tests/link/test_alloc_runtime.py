@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bptt.link.numba.runtime import c_contiguous, c_copy, copy_into, strided_view
+from bptt.link.numba.runtime import (c_contiguous, c_copy, copy_into, data_address,
+                                     is_c_contiguous, strided_view)
 
 VIEWS = ["C", "T", "rows", "cols", "neg"]
 
@@ -55,6 +56,20 @@ def test_copies_and_views_match_numpy_for_every_layout(rows, cols, src_kind, dst
     # c_contiguous copies only what is not C-contiguous already
     assert np.shares_memory(contiguous, src) == (src.flags.c_contiguous and x.size > 0)
     assert x.size == 0 or np.shares_memory(t, src)           # a view, not a copy
+
+
+@numba.njit
+def _flags(x):
+    x = strided_view(x, x.shape, x.strides)   # typed 'A': checked at run time
+    return is_c_contiguous(x), is_c_contiguous(x[:0]), data_address(x)
+
+
+@given(st.integers(0, 3), st.integers(0, 3), st.sampled_from(VIEWS))
+def test_is_c_contiguous_and_data_address_match_numpy(rows, cols, kind):
+    x = _view(np.arange(rows * cols, dtype=float).reshape(rows, cols), kind)
+    contiguous, empty_contiguous, address = _flags(x)
+    assert contiguous == x.flags.c_contiguous and empty_contiguous
+    assert address == x.ctypes.data
 
 
 def test_copy_into_refuses_another_shape():
