@@ -88,8 +88,6 @@ def _emit_alloc(w, op, node):
                                    f"init{s}.dtype)",
                          f"copy_into(buf{s}[:{b.extent}], init{s}[:{b.extent}])")
     for k in range(info.n_nit_sot):
-        if info.nit_sot_sum(k) is not None:
-            continue    # _emit_chunk_alloc
         o = info.inner_out_nit_sot[k]
         t = op.inner_outputs[o].type
         w(1, f"rows{k} = min(nitlen{k}, n)")
@@ -116,12 +114,8 @@ def _emit_buffer(w, op, s, alloc, copy):
         return
     # The rewrite proved nothing else reads that memory; checked once per call: the
     # sequence is exactly init's rows 1.. (same row shape and strides, C-contiguous).
-    # (Scalar comparisons: a tuple == compiles a function of its own.)
-    same = "".join(f" and seq{j}.shape[{d}] == init{s}.shape[{d}]"
-                   f" and seq{j}.strides[{d}] == init{s}.strides[{d}]"
-                   for d in range(1, op.inner_inputs[op.info.inner_in_seqs[j]].type.ndim + 1))
-    w(1, f"if (init{s}.shape[0] >= 1 + n and init{s}.flags.c_contiguous{same} and "
-         f"seq{j}.strides[0] == init{s}.strides[0] and "
+    w(1, f"if (init{s}.shape[0] >= 1 + n and seq{j}.shape[1:] == init{s}.shape[1:] and "
+         f"init{s}.flags.c_contiguous and seq{j}.strides == init{s}.strides and "
          f"seq{j}.ctypes.data == init{s}.ctypes.data + init{s}.strides[0]):")
     w(2, f"buf{s} = c_contiguous(init{s})[:1 + n]")
     w(1, "else:")
@@ -162,10 +156,7 @@ def _emit_step(w, op, step_fn, depth):
         for o, off in zip(b.inner_outputs, b.out_offsets):
             _emit_write(w, op, depth, f"buf{s}", _buffer_row(b, s, off), o,
                         copy=buffer_aliases_row(op, s))
-    _emit_chunk_step(w, op, depth)
     for k, o in enumerate(info.inner_out_nit_sot):
-        if info.nit_sot_sum(k) is not None:
-            continue
         nd = op.inner_outputs[o].type.ndim
         w(depth, f"if rows{k} > 0:")
         if nd and None in op.inner_outputs[o].type.shape:
@@ -289,10 +280,6 @@ def _emit_zero_step_rows(w, op, ctx):
     for k, out in zip(pending, outputs):
         nd = op.inner_outputs[info.inner_out_nit_sot[k]].type.ndim
         dims = "".join(f"{names[out]}[{d}], " for d in range(nd))
-        summed = info.nit_sot_sum(k)
-        if summed is not None:   # no step: the sum is zeros (In, H)
-            w(2, f"sum{k} = alloc_zeros((seq{summed[0]}.shape[2], {names[out]}[1]), sum{k}.dtype)")
-            continue
         w(2, f"nit{k} = alloc_empty((0, {dims}), nit{k}.dtype)")
 
 
@@ -304,9 +291,6 @@ def _emit_results(w, op):
             _emit_in_time_order(w, f"buf{s}", f"{b.extent} + executed", f"buf{s}.shape[0]")
         outs.append(f"buf{s}" if b.kind == "mit_mot" or b.ring else f"buf{s}[:{b.extent} + executed]")
     for k in range(info.n_nit_sot):
-        if info.nit_sot_sum(k) is not None:
-            outs.append(f"sum{k}")
-            continue
         if info.nit_sot_seq(k) is None:
             _emit_in_time_order(w, f"nit{k}", "executed", f"rows{k}")
         else:
@@ -325,69 +309,6 @@ def _emit_in_time_order(w, buf, total, rows):
     w(1, f"{buf} = ring_in_time_order_call({buf}, {total}, {rows})")
 
 
-# -- summed nit_sots (ScanInfo.nit_sot_sums; bptt/scan/rewriting/chunks.py) ---------------
-#
-#   step t of chunk [c0, c0 + K):  stg[t - c0] = y_t       (stg[K - 1 - (t - c0)] if reversed)
-#   after its last step (or the loop's):  sum += X.T @ Y    one gemm, beta = 1
-#       X = seq[c0:t+1] as (kk*B, In) rows, Y = the kk staged rows as (kk*B, H)
-#
-# A backward scan reads the trace reversed (negative row stride): the chunk is then
-# read in memory order (seq[c0:t+1][::-1], flattened without a copy) and the staged
-# rows are written from the buffer's end so that they pair with it.
-def _chunk_groups(info):
-    """[((inner output, rows), [nit_sot indices])]: the summed nit_sots staged together."""
-    groups = {}
-    for k, o in enumerate(info.inner_out_nit_sot):
-        summed = info.nit_sot_sum(k)
-        if summed is not None:
-            groups.setdefault((o, summed[1]), []).append(k)
-    return list(groups.items())
-
-
-def _emit_chunk_alloc(w, op):
-    info = op.info
-    for g, ((o, _), ks) in enumerate(_chunk_groups(info)):
-        t = op.inner_outputs[o].type
-        dt = np_dtype(t.dtype)
-        w(1, f"stg{g} = alloc_empty((0, 0, 0), {dt})")
-        w(1, f"stg{g}_k = 1")
-        w(1, f"stg{g}_rev = seq{info.nit_sot_sum(ks[0])[0]}.strides[0] < 0")
-        for k in ks:
-            cols = "0" if t.shape[-1] is None else str(t.shape[-1])
-            rows = "0" if t.shape[-1] is None else f"seq{info.nit_sot_sum(k)[0]}.shape[2]"
-            w(1, f"sum{k} = alloc_zeros(({rows}, {cols}), {dt})")
-
-
-def _emit_chunk_step(w, op, d):
-    info = op.info
-    for g, ((o, rows), ks) in enumerate(_chunk_groups(info)):
-        dt = np_dtype(op.inner_outputs[o].type.dtype)
-        w(d, "if t == 0:")   # K steps of out's rows: K * rows_of(out) >= `rows`
-        w(d + 1, f"stg{g}_k = max(1, min(n, -(-{rows} // max(out[{o}].shape[0], 1))))")
-        w(d + 1, f"stg{g} = alloc_empty((stg{g}_k,) + out[{o}].shape, stg{g}.dtype)")
-        for k in ks:
-            w(d + 1, f"sum{k} = alloc_zeros((seq{info.nit_sot_sum(k)[0]}.shape[2], "
-                     f"out[{o}].shape[1]), sum{k}.dtype)")
-        w(d, f"ck_i = t % stg{g}_k")
-        _emit_write(w, op, d, f"stg{g}", f"stg{g}_k - 1 - ck_i if stg{g}_rev else ck_i", o)
-        w(d, f"if ck_i == stg{g}_k - 1 or t == n - 1:")
-        w(d + 1, f"ck_lo = stg{g}_k - 1 - ck_i if stg{g}_rev else 0")
-        w(d + 1, f"ck_y = stg{g}[ck_lo:ck_lo + ck_i + 1]")
-        w(d + 1, "ck_y2 = strided_view(ck_y, ((ck_i + 1) * ck_y.shape[1], ck_y.shape[2]), "
-                 "(ck_y.strides[1], ck_y.strides[2]))")
-        for k in ks:
-            j = info.nit_sot_sum(k)[0]
-            w(d + 1, f"ck_x = seq{j}[t - ck_i:t + 1][::-1 if stg{g}_rev else 1]")
-            # rows of steps that do not follow each other in memory: one copy of the chunk
-            w(d + 1, "if ck_i > 0 and ck_x.shape[1] > 1 and "
-                     "ck_x.strides[0] != ck_x.shape[1] * ck_x.strides[1]:")
-            w(d + 2, "ck_x = c_copy(ck_x)")
-            w(d + 1, "ck_xt = strided_view(ck_x, (ck_x.shape[2], (ck_i + 1) * ck_x.shape[1]), "
-                     "(ck_x.strides[2], ck_x.strides[1] if ck_x.shape[1] > 1 else "
-                     "ck_x.strides[0]))")
-            w(d + 1, f"gemm_into_call({dt}(1), ck_xt, ck_y2, {dt}(1), sum{k})")
-
-
 @numba_funcify.register(Scan)
 def _scan(op, node, ctx):
     step_fn = ctx.add_graph(op.inner_inputs, op.inner_outputs, "scan_step")
@@ -395,7 +316,6 @@ def _scan(op, node, ctx):
     w(0, "def {name}(" + ", ".join(_params(op.info)) + "):")
     _emit_checks(w, op)
     _emit_alloc(w, op, node)
-    _emit_chunk_alloc(w, op)
     _emit_profile_start(w, op)
     _emit_loop(w, op, step_fn)
     _emit_profile_stop(w, op)
