@@ -7,6 +7,7 @@ array, with no temporary for the product:
 
 * ``rows = ProductRows(k)(head, x, y, shape)``: an array of ``k + R`` rows of
   the product's row shape whose rows ``k..`` hold ``reshape(dot(x, y), shape)``
+  (`shape` has no -1 entry: the rewrite passes a vector of sizes)
   (BLAS writes them in place) and whose first `k` rows hold ``head``'s when
   `head` has that row shape (otherwise they are not defined: nothing reads them);
 * ``HeadRows(k)(rows, head)``: `rows` when its row shape is `head`'s and `head`
@@ -56,6 +57,8 @@ class ProductRows(Op):
 
     def perform(self, node, inputs, output_storage):
         head, x, y, shape = inputs
+        if any(int(s) < 0 for s in shape):
+            raise ValueError(f"ProductRows: negative size in {tuple(shape)}")
         product = np.reshape(np.dot(x, y), tuple(int(s) for s in shape))
         rows = np.zeros((self.k + len(product),) + product.shape[1:], dtype=product.dtype)
         if head.shape[1:] == product.shape[1:] and len(head) >= self.k:

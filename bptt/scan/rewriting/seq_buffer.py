@@ -27,8 +27,8 @@ initial value's rows after the first (checked once per call).
 * the state is a sit_sot, or a mit_sot with the one tap -1 (extent 1: step t
   reads row t and writes row t + 1), with a whole buffer (no save-mem ring) in
   a loop without ``until``;
-* the sequence is a matrix product (`Dot`, or a `Reshape` of one) of float
-  matrices that this scan alone reads, at that one position (a reversed view of
+* the sequence is a matrix product (`Dot`, or a `Reshape` of one to a vector of
+  sizes: no -1) of float matrices that this scan alone reads, at that one position (a reversed view of
   a product, or a graph input, is left alone; a go_backwards product of X's
   reversed view is fresh memory in the loop's order and qualifies);
 * the sequence row and the state have the same dtype and ndim and static shapes
@@ -80,7 +80,31 @@ def _product(fgraph, var, node, pos):
     if not (x.ndim == y.ndim == 2 and x.dtype == y.dtype == var.dtype
             and var.dtype in ("float32", "float64")):
         return None
-    return x, y, stack(list(shape_tuple(dot))) if shape is None else shape
+    if shape is None:
+        return x, y, stack(list(shape_tuple(dot)))
+    return (x, y, shape) if _sizes(shape) else None
+
+
+def _sizes(shape):
+    """Whether `shape` is a MakeVector of sizes (no -1 to place): Shape_i, constants >= 0,
+    and sums and products of them. `ProductRows` then allocates its rows from it as is."""
+    from ...graph.basic import Constant
+    from ...tensor.basic import MakeVector
+    from ...tensor.elemwise import Elemwise
+    from ...tensor.scalar_ops import Add, Mul
+    from ...tensor.shape import Shape_i
+
+    def size(v):
+        if isinstance(v, Constant):
+            return int(v.data) >= 0
+        op = v.owner.op if v.owner is not None else None
+        if isinstance(op, Shape_i):
+            return True
+        return isinstance(op, Elemwise) and isinstance(op.scalar_op, (Add, Mul)) and all(
+            size(i) for i in v.owner.inputs)
+
+    return shape.owner is not None and isinstance(shape.owner.op, MakeVector) and all(
+        size(v) for v in shape.owner.inputs)
 
 
 def _compatible(a, b):

@@ -114,9 +114,13 @@ def _emit_buffer(w, op, s, alloc, copy):
         return
     # The rewrite proved nothing else reads that memory; checked once per call: the
     # sequence is exactly init's rows 1.. (same row shape and strides, C-contiguous).
-    w(1, f"if (init{s}.shape[0] >= 1 + n and seq{j}.shape[1:] == init{s}.shape[1:] and "
-         f"init{s}.flags.c_contiguous and seq{j}.strides == init{s}.strides and "
-         f"seq{j}.ctypes.data == init{s}.ctypes.data + init{s}.strides[0]):")
+    # (Scalar comparisons: a tuple == compiles a function of its own.)
+    same = "".join(f" and seq{j}.shape[{d}] == init{s}.shape[{d}]"
+                   f" and seq{j}.strides[{d}] == init{s}.strides[{d}]"
+                   for d in range(1, op.inner_inputs[op.info.inner_in_seqs[j]].type.ndim + 1))
+    w(1, f"if (init{s}.shape[0] >= 1 + n and is_c_contiguous(init{s}){same} and "
+         f"seq{j}.strides[0] == init{s}.strides[0] and "
+         f"data_address(seq{j}) == data_address(init{s}) + init{s}.strides[0]):")
     w(2, f"buf{s} = c_contiguous(init{s})[:1 + n]")
     w(1, "else:")
     w(2, alloc)
