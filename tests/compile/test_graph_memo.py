@@ -132,7 +132,6 @@ def test_the_memo_is_off_while_the_ir_is_checked():
 
 def test_a_record_whose_module_is_missing_or_altered_is_a_miss(memo_on, tmp_path, monkeypatch):
     monkeypatch.setattr(bptt.config, "cache_dir", str(tmp_path))
-    cache.clear_memory_cache()
     source = "x = 1\n"
     name = cache.module_name(source)
     (tmp_path / "graphs").mkdir()
