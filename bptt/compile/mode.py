@@ -75,5 +75,5 @@ def link(fgraph, mode, key=None):
 
     with cache.recording() as modules:
         fn = linker_for(mode)(fgraph)
-    cache.remember(key, modules, fn.numba_function.py_func.__name__)
+    cache.remember(key, modules, fn.module.__name__, fn.numba_function.py_func.__name__)
     return fn

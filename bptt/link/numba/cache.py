@@ -155,9 +155,13 @@ def recording():
         _recorders.remove(names)
 
 
-def remember(key, modules, main):
-    """Record that graph `key` compiles to `main` of the last of `modules` (names, load order)."""
-    record = {"modules": list(modules), "main": main}
+def remember(key, modules, module, main):
+    """Record that graph `key` compiles to function `main` of module `module`.
+
+    `modules` names the modules compiling it loaded, in order; `module` is
+    loaded last (it imports the others by name).
+    """
+    record = {"modules": [m for m in modules if m != module] + [module], "main": main}
     _records[key] = record
     if disk_cache_enabled():
         folder = os.path.join(config.cache_dir, "graphs")
