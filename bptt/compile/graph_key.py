@@ -87,7 +87,7 @@ def _cls(t):
 
 
 def _bptt_cls(t):
-    """`_cls` of an op, scalar op or type class, which must be bptt's own (its code is in the key)."""
+    """`_cls` of an op, scalar op or type class; it must be bptt's own (its code is in the key)."""
     if not (t.__module__ == "bptt" or t.__module__.startswith("bptt.")):
         raise Unkeyable(f"{t.__qualname__} is defined outside bptt ({t.__module__})")
     return _cls(t)

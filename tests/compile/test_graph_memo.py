@@ -180,7 +180,8 @@ def test_a_fresh_process_loads_the_function_without_rewriting(tmp_path):
 def test_a_scan_gradient_has_the_same_key_in_another_process():
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import test_graph_memo as t; "
             "print(t.key(t.rnn))")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    env = dict(os.environ, PYTHONPATH=path)
     out = subprocess.run([sys.executable, "-c", code, os.path.dirname(__file__)], env=env,
                          capture_output=True, text=True, check=True)
     assert out.stdout.split()[-1] == key(rnn)
