@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..config import config
 from ..graph.rewriting import Fixpoint, InToOut
 from ..graph.verify import verify
+from ..scan.rewriting.chunks import scan_chunk_accumulators_pass
 from ..scan.rewriting.basic import (scan_inline_constants_pass, scan_merge_inputs_pass,
                                    scan_remove_unused_pass)
 from ..scan.rewriting.fill import scan_fill_sequences_pass
@@ -148,6 +149,9 @@ pm.add_pass(sequence_memory_pass, "no T-long array kept alive by an empty join, 
             "zeros copy, or copied reversed across the backward loop for a weight gradient")
 pm.add_pass(scan_read_through_join_pass, "a loop reads join(zeros, P[k:]) as P's rows and a "
             "mask: no copy of the trace for the loss cotangent (after join_drop_empty)")
+pm.add_pass(scan_chunk_accumulators_pass, "weight gradients sum seq_t.T @ dpre_t in chunks of "
+            "~1024 stacked rows in the loop: GEMM-rate products without a T-long dpre (last "
+            "of the scan passes that edit sequences: nit_sot_sums holds their indices)")
 pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding],
                               name="canonicalize_walk"), merge], name="canonicalize"),
             "again: the push-outs add weight gradients to views of zeros (zeros + dot is dot)")

@@ -26,7 +26,7 @@ CATEGORIES = {
                 "outer_out_mit_sot", "mit_sot_in_slices", "mit_sot_rows"),
     "sit_sot": ("outer_in_sit_sot", "inner_in_sit_sot", "inner_out_sit_sot",
                 "outer_out_sit_sot", "sit_sot_rows"),
-    "nit_sot": ("outer_in_nit_sot", "inner_out_nit_sot", "outer_out_nit_sot"),
+    "nit_sot": ("outer_in_nit_sot", "inner_out_nit_sot", "outer_out_nit_sot", "nit_sot_sums"),
     "shared": ("outer_in_shared", "inner_in_shared", "inner_out_shared", "outer_out_shared"),
     "non_seqs": ("outer_in_non_seqs", "inner_in_non_seqs"),
 }
@@ -89,6 +89,7 @@ class ScanArgs:
         a.outer_in_nit_sot = [ins[i] for i in info.outer_in_nit_sot]
         a.inner_out_nit_sot = [io[o] for o in info.inner_out_nit_sot]
         a.outer_out_nit_sot = [outs[j] for j in info.outer_out_nit_sot]
+        a.nit_sot_sums = [info.nit_sot_sum(k) for k in range(info.n_nit_sot)]
         a.outer_in_shared = [ins[i] for i in info.outer_in_shared]
         a.inner_in_shared = [ii[i] for i in info.inner_in_shared]
         a.inner_out_shared = [io[o] for o in info.inner_out_shared]
@@ -148,8 +149,10 @@ class ScanArgs:
         self.seq_origins.append(origin)
         return inner
 
-    def add_nit_sot(self, inner_out, length, label=None):
-        """Append `inner_out` as a nit_sot output of `length` rows (its outer output is None)."""
+    def add_nit_sot(self, inner_out, length, label=None, summed=None):
+        """Append `inner_out` as a nit_sot output of `length` rows (its outer output is None);
+        `summed`: its `ScanInfo.nit_sot_sums` entry."""
+        self.nit_sot_sums = self._sums() + [summed]
         self.outer_in_nit_sot.append(length)
         self.inner_out_nit_sot.append(inner_out)
         self.outer_out_nit_sot.append(None)
@@ -167,7 +170,13 @@ class ScanArgs:
             n_nit_sot=len(self.outer_in_nit_sot), n_shared_outs=len(self.outer_in_shared),
             n_non_seqs=len(self.outer_in_non_seqs), as_while=self.cond is not None,
             truncate_gradient=self.truncate_gradient, name=self.name,
-            buffer_rows=tuple(r for k in ("mit_mot", "mit_sot", "sit_sot") for r in self._rows(k)))
+            buffer_rows=tuple(r for k in ("mit_mot", "mit_sot", "sit_sot") for r in self._rows(k)),
+            nit_sot_sums=tuple(self._sums()))
+
+    def _sums(self):
+        """`ScanInfo.nit_sot_sums` entries; nit_sots appended without one are stacked rows."""
+        return list(self.nit_sot_sums) + [None] * (len(self.outer_in_nit_sot)
+                                                   - len(self.nit_sot_sums))
 
     def _rows(self, kind):
         """Ring lengths of the `kind` states; states appended without one keep every row."""

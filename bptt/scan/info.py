@@ -106,6 +106,12 @@ class ScanInfo:
         Empty (every buffer whole), or one entry per state in `buffers`
         order: None, or the ring length of a mit_sot/sit_sot buffer (see the
         module docstring). Set only by the save-mem rewrite.
+    nit_sot_sums : tuple of (tuple of int or None)
+        Empty, or one entry per nit_sot: None, or ``(j, rows)``: the nit_sot's
+        outer output is not its stacked rows but ``sum over executed steps t of
+        seq_j[t].T @ y_t`` (2-d rows of one dtype; zeros when no step ran),
+        accumulated in chunks of about `rows` stacked rows (one gemm per chunk;
+        ``bptt/scan/rewriting/chunks.py``). Set only by `scan_chunk_accumulators`.
     nit_sot_into_seq : tuple of (int or None)
         Empty, or one entry per nit_sot: None, or the sequence whose rows the
         nit_sot is stored in (row t written after step t, which alone read it;
@@ -136,6 +142,7 @@ class ScanInfo:
     as_while: bool = False
     truncate_gradient: int = -1
     buffer_rows: tuple = ()
+    nit_sot_sums: tuple = ()
     nit_sot_into_seq: tuple = ()
     seq_into_buffer: tuple = ()
     name: str | None = field(default=None, compare=False)
@@ -150,6 +157,8 @@ class ScanInfo:
         fix(self, "as_while", bool(self.as_while))
         rows = tuple(None if r is None else int(r) for r in self.buffer_rows)
         fix(self, "buffer_rows", rows if any(r is not None for r in rows) else ())
+        sums = tuple(None if e is None else tuple(int(x) for x in e) for e in self.nit_sot_sums)
+        fix(self, "nit_sot_sums", sums if any(e is not None for e in sums) else ())
         into = tuple(None if j is None else int(j) for j in self.nit_sot_into_seq)
         fix(self, "nit_sot_into_seq", into if any(j is not None for j in into) else ())
         held = tuple(None if j is None else int(j) for j in self.seq_into_buffer)
@@ -157,6 +166,7 @@ class ScanInfo:
         self._validate()
 
     def _validate(self):
+        self._validate_sums()
         counts = (self.n_seqs, self.n_sit_sot, self.n_nit_sot, self.n_shared_outs, self.n_non_seqs)
         if min(counts) < 0:
             raise ValueError(f"ScanInfo: negative count in {self}")
@@ -204,6 +214,19 @@ class ScanInfo:
     def nit_sot_seq(self, k):
         """The sequence nit_sot `k` is stored in (`nit_sot_into_seq`), or None."""
         return self.nit_sot_into_seq[k] if self.nit_sot_into_seq else None
+
+    def _validate_sums(self):
+        sums = [e for e in self.nit_sot_sums if e is not None]
+        if self.nit_sot_sums and (len(self.nit_sot_sums) != self.n_nit_sot or self.as_while
+                                  or not all(len(e) == 2 and 0 <= e[0] < self.n_seqs
+                                             and e[1] >= 1 for e in sums)):
+            raise ValueError(f"ScanInfo: nit_sot_sums needs one entry per nit_sot "
+                             f"({self.n_nit_sot}), None or (sequence, rows >= 1), and no until, "
+                             f"got {self.nit_sot_sums}")
+
+    def nit_sot_sum(self, k):
+        """``(j, rows)`` if nit_sot `k`'s output is summed with sequence `j` (`nit_sot_sums`)."""
+        return self.nit_sot_sums[k] if self.nit_sot_sums else None
 
     # -- counts ----------------------------------------------------------------
     @property

@@ -80,6 +80,8 @@ class Scan(Op):
                        enumerate(self.info.nit_sot_into_seq) if j is not None)
         into += "".join(f", seq {j} into {b.kind} {b.index}" for b, j in
                         zip(self.info.buffers, self.info.seq_into_buffer) if j is not None)
+        into += "".join(f", nit_sot {k} summed with seq {e[0]} (chunks of {e[1]} rows)"
+                        for k, e in enumerate(self.info.nit_sot_sums) if e is not None)
         return f"Scan{{{self.info.name or 'scan'}{into}}}"
 
     __repr__ = __str__
@@ -173,6 +175,10 @@ class Scan(Op):
             types.append(TensorType(outer_t.dtype, (rows,) + row))
         for k, o in enumerate(info.inner_out_nit_sot):
             t = self.inner_outputs[o].type
+            if info.nit_sot_sum(k) is not None:    # seq_j[t].T @ y_t summed over the steps
+                seq_t = inputs[info.outer_in_seqs[info.nit_sot_sum(k)[0]]].type
+                types.append(TensorType(t.dtype, (seq_t.shape[-1], t.shape[-1])))
+                continue
             ln = inputs[info.outer_in_nit_sot[k]]
             rows = min(n, int(ln.data)) if n is not None and isinstance(ln, Constant) else None
             types.append(TensorType(t.dtype, (rows,) + t.shape))
@@ -232,6 +238,9 @@ class Scan(Op):
                 for o, off in zip(b.inner_outputs, b.out_offsets):
                     self._write(buf, (t + off) % len(buf) if b.ring else t + off, values[o], t, o)
             for k, o in enumerate(info.inner_out_nit_sot):
+                if info.nit_sot_sum(k) is not None:
+                    nits[k] = self._add_product(k, nits[k], inputs, t, values[o])
+                    continue
                 if nits[k] is None:
                     nits[k] = self._nit_rows(k, lengths[k], np.shape(values[o]), inputs)
                 if lengths[k]:
@@ -250,6 +259,12 @@ class Scan(Op):
                 f"{value.shape}, but {_row_origin(buf)} {buf.shape[1:]}; the step function "
                 f"must return the same shape at every step")
         buf[row] = value
+
+    def _add_product(self, k, acc, inputs, t, y):
+        """``acc + seq_j[t].T @ y``: one step of a summed nit_sot (`ScanInfo.nit_sot_sums`)."""
+        x = np.asarray(inputs[self.info.outer_in_seqs[self.info.nit_sot_sum(k)[0]]][t])
+        term = np.dot(x.T, np.asarray(y))
+        return term if acc is None else acc + term
 
     def _nit_rows(self, k, length, row_shape, inputs):
         """Where nit_sot `k` is stored: fresh rows, or its sequence's (`nit_sot_into_seq`)."""
@@ -282,6 +297,14 @@ class Scan(Op):
         return buf
 
     def _finish_nit(self, k, ring, length, executed, inputs):
+        summed = self.info.nit_sot_sum(k)
+        if summed is not None:
+            if ring is not None:
+                return ring
+            o = self.info.inner_out_nit_sot[k]
+            seq = np.asarray(inputs[self.info.outer_in_seqs[summed[0]]])
+            cols = self.zero_step_row_shape(o, inputs)[-1]
+            return np.zeros((seq.shape[-1], cols), dtype=self.inner_outputs[o].type.dtype)
         if ring is None:
             o = self.info.inner_out_nit_sot[k]
             row = self.zero_step_row_shape(o, inputs)
@@ -400,6 +423,9 @@ class Scan(Op):
         if self.info.buffer_rows:
             raise NotImplementedError(f"{self.info.label}: {what} of a scan whose buffers "
                                       f"save-mem shortened (buffer_rows={self.info.buffer_rows})")
+        if self.info.nit_sot_sums:
+            raise NotImplementedError(f"{self.info.label}: {what} of a scan whose nit_sots "
+                                      f"are summed (nit_sot_sums={self.info.nit_sot_sums})")
 
     # -- symbolic properties --------------------------------------------------------------
     def inner_connection_pattern(self):
@@ -472,6 +498,11 @@ class Scan(Op):
             out.append(sh)
         for k, o in enumerate(info.inner_out_nit_sot):
             j = info.outer_out_nit_sot[k]
+            if info.nit_sot_sum(k) is not None:
+                seq_sh = input_shapes[info.outer_in_seqs[info.nit_sot_sum(k)[0]]]
+                out.append((seq_sh[-1], _outer_expr(inner_shapes[o][-1], allowed, inner_set,
+                                                    clone_replace, shape_i(node.outputs[j], 1))))
+                continue
             rows = shape_i(node.outputs[j], 0) if info.as_while else \
                 minimum(n, ins[info.outer_in_nit_sot[k]])
             row = tuple(_outer_expr(s, allowed, inner_set, clone_replace,

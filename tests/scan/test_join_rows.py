@@ -3,10 +3,11 @@ loss cotangent ``Join(0, zeros(k, ...), P[k:])`` as P's rows and a one-byte mask
 
 Structure (PY rewriting, no compile): in the LSTM gradient of its parameters (plain,
 go_backwards, symbolic n_steps) no T-long float join is left and the backward scan reads a
-bool mask; with the pass excluded the join is there. Left alone: when a nit_sot of the
-backward may be stored in the join's rows (`scan_nit_sot_into_seq`: the RNN's step
-cotangent, the LSTM's X cotangent), and a truncated gradient, whose initial-state cotangent
-also reads the join. Values: the same graphs with the pass excluded, PY (the LSTM
+bool mask; with the pass excluded the join is there; the RNN gradient of its weights leaves
+no join either (its weight gradients are summed in chunks in the loop). Left alone: when a
+nit_sot of the backward may be stored in the join's rows (`scan_nit_sot_into_seq`: the
+RNN's X cotangent), and a truncated gradient, whose initial-state cotangent also reads the
+join. Values: the same graphs with the pass excluded, PY (the LSTM
 configurations; an RNN gradient of h0, whose backward has no nit_sot: plain, go_backwards,
 symbolic n_steps), NUMBA for that RNN with every feature; hypothesis over T (0 and 1
 included), B, In, H and n_steps.
@@ -93,11 +94,18 @@ def test_truncated_gradient_keeps_the_join():
 
 
 def test_a_possible_nit_sot_home_keeps_the_join():
-    # with X's gradient the backward has a nit_sot (B x In rows) that may live in the join's
-    # rows (B x H): only the run time knows whether In == H
-    ins, outs = _lstm(LSTM_CONFIGS["plain"])
+    # with X's gradient the RNN backward has a nit_sot (B x In rows) that may live in the
+    # join's rows (B x H): only the run time knows whether In == H
+    ins, outs = _rnn({}, wrt=("X", "U", "W", "h0"))
     after = rewritten(ins, outs)
-    assert _float_joins(after) and not _mask_seqs(backward_scan(after))
+    bwd = backward_scan(after)
+    (join,) = [n for n in _float_joins(after) if isinstance(n.op, Join)]
+    homes = [j for j in bwd.op.info.nit_sot_into_seq if j is not None]
+    assert homes and not _mask_seqs(bwd)
+    seq = bwd.inputs[bwd.op.info.outer_in_seqs[homes[0]]]
+    while seq.owner is not None and seq.owner.op is not join.op:
+        seq = seq.owner.inputs[0]
+    assert seq is join.outputs[0]
 
 
 def _rnn(cfg, wrt=("h0",), loss="half"):
@@ -117,18 +125,14 @@ CONFIGS = {"plain": {}, "backwards": {"backwards": True},
            "symbolic_backwards": {"symbolic": True, "backwards": True}}
 
 
-def test_rnn_step_cotangent_keeps_the_join_rows():
-    # the weight gradients read the stacked step cotangent, stored in the join's rows
+def test_rnn_weight_gradients_leave_no_join():
+    # the weight gradients are summed in chunks in the loop (scan_chunk_accumulators): no
+    # T-long step cotangent needs the join's rows, and the loop reads h's rows and a mask
     ins, outs = _rnn({}, wrt=("U", "W", "h0"))
     after = rewritten(ins, outs)
     bwd = backward_scan(after)
-    (join,) = _float_joins(after)
-    homes = [j for j in bwd.op.info.nit_sot_into_seq if j is not None]
-    assert homes and not _mask_seqs(bwd)
-    seq = bwd.inputs[bwd.op.info.outer_in_seqs[homes[0]]]
-    while seq.owner is not None and seq.owner.op is not join.op:
-        seq = seq.owner.inputs[0]
-    assert seq is join.outputs[0]
+    assert not _float_joins(after) and len(_mask_seqs(bwd)) == 1
+    assert len([e for e in bwd.op.info.nit_sot_sums if e is not None]) == 2
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))

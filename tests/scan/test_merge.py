@@ -21,6 +21,7 @@ from bptt.graph.traversal import toposort
 from .test_rewriting import assert_close, compiled, rewritten, scans
 
 PASSES = ("scan_merge", "scan_merge_outputs")
+NO_CHUNKS = ("scan_chunk_accumulators",)
 
 
 def _n_scans(ins, outs, exclude=()):
@@ -88,7 +89,9 @@ def test_two_rnns_and_their_gradients_are_two_loops(name):
     assert len(scans(before)) >= 4                  # two forward loops, two backward loops
     assert len(scans(after)) == 2                   # one forward loop, one backward loop
     assert fired(after)["scan_merge"] >= 2
-    assert _nit_sots(after) < _nit_sots(before)     # the backward cotangents are stored once
+    # the weight gradients are summed in the loop (scan_chunk_accumulators): no stacked
+    # cotangent left to store once; the merged loop stores no more than the two did
+    assert _nit_sots(after) <= _nit_sots(before)
 
 
 _FUNCTIONS = {}
@@ -138,9 +141,11 @@ def _rnn_grad(kind):
 
 @pytest.mark.parametrize("kind", ["rnn", "lstm"])
 def test_backward_cotangent_is_stored_once(kind):
+    # with scan_chunk_accumulators excluded the push-out stacks the step cotangent for the
+    # weight gradients (otherwise summed in chunks in the loop: nothing stacked to merge)
     ins, outs = _rnn_grad(kind)
-    before = rewritten(ins, outs, exclude=PASSES)
-    after = rewritten(ins, outs)
+    before = rewritten(ins, outs, exclude=PASSES + NO_CHUNKS)
+    after = rewritten(ins, outs, exclude=NO_CHUNKS)
     back = [n for n in scans(after) if n.op.info.name.startswith("grad of")]
     (old,) = [n for n in scans(before) if n.op.info.name.startswith("grad of")]
     assert old.op.info.n_nit_sot == 3               # read by the U, W and b gradients

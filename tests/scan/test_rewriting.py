@@ -31,7 +31,7 @@ from bptt.compile.passes import pm
 #: The rewrites under test; the "before" graphs also skip other step-graph rewriting.
 OURS = ("scan_inline_constants", "scan_merge_inputs", "scan_remove_unused", "scan_inner",
         "scan_pushout_non_seqs", "scan_pushout_seqs", "scan_pushout_accumulators",
-        "scan_pushout_last_step")
+        "scan_pushout_last_step", "scan_chunk_accumulators")
 SCAN_PASSES = OURS + tuple(n for n in pm.names() if n.startswith("scan_inner") and n not in OURS)
 BASE = ("merge", "constant_folding", "canonicalize", "remove_dead_code")
 
@@ -203,17 +203,28 @@ def _rnn_grad_graph(truncate=-1, go_backwards=False):
 
 
 def test_pushout_accumulators_sums_weight_gradients_after_the_loop():
-    ins, outs = _rnn_grad_graph()
-    fg = rewritten(ins, outs[:4], exclude=all_but("scan_pushout_accumulators"))
-    before = backward_scan(rewritten(ins, outs[:4], exclude=SCAN_PASSES))
+    # g_U = sum dot(tanh(x_t).T, da_t): tanh(x_t) is computed in the step, so its rows are
+    # stacked (a nit_sot) and g_U is one product after the loop; g_W = sum dot(h_{t-1}.T,
+    # da_t) reads a sequence row: left to scan_chunk_accumulators (summed in chunks)
+    X, h0, U, W = T.tensor3("X"), T.matrix("h0"), T.matrix("U"), T.matrix("W")
+    hs, _ = bptt.scan(lambda x, h, U, W: T.tanh(T.dot(T.tanh(x), U) + T.dot(h, W)),
+                      sequences=X, outputs_info=h0, non_sequences=[U, W])
+    loss = 0.5 * (hs ** 2).sum()
+    ins, outs = [X, h0, U, W], bptt.grad(loss, [U, W])
+    both = tuple(p for p in all_but("scan_pushout_accumulators")
+                 if p != "scan_chunk_accumulators")
+    fg = rewritten(ins, outs, exclude=both)
+    before = backward_scan(rewritten(ins, outs, exclude=SCAN_PASSES))
     node = backward_scan(fg)
-    # g_U, g_W, g_b no longer accumulate in the loop: only the states' cotangents stay
-    assert node.op.info.n_states == before.op.info.n_states - 3
-    for n in inner_nodes(node.op):
-        if isinstance(n.op, Dot):            # only the backpropagated cotangent: da @ W.T
-            assert not (n.inputs[0].owner and isinstance(n.inputs[0].owner.op, DimShuffle))
+    assert node.op.info.n_states == before.op.info.n_states - 2
+    assert len([e for e in node.op.info.nit_sot_sums if e is not None]) == 1
     outer = [n for n in toposort(fg.outputs, blockers=fg.inputs) if isinstance(n.op, Dot)]
-    assert len(outer) == 2                   # X_flat.T @ DA_flat and H_flat.T @ DA_flat
+    assert len(outer) == 1                   # TANH_X_flat.T @ DA_flat
+    # with scan_chunk_accumulators excluded, g_W is stacked too (as before that pass)
+    fg = rewritten(ins, outs, exclude=all_but("scan_pushout_accumulators"))
+    assert not backward_scan(fg).op.info.nit_sot_sums
+    outer = [n for n in toposort(fg.outputs, blockers=fg.inputs) if isinstance(n.op, Dot)]
+    assert len(outer) == 2
 
 
 def test_all_rewrites_on_the_rnn_gradient():
@@ -222,7 +233,9 @@ def test_all_rewrites_on_the_rnn_gradient():
     back = backward_scan(fg)
     (fwd,) = [n for n in scans(fg) if n is not back]
     assert sum(isinstance(n.op, Dot) for n in inner_nodes(fwd.op)) == 1
-    assert back.op.info.n_states == 1 and back.op.info.n_nit_sot <= 3
+    # the cotangent carry and g_b's per-step sum; g_U, g_W summed in chunks
+    assert back.op.info.n_states == 2 and back.op.info.n_nit_sot == 2
+    assert all(e is not None for e in back.op.info.nit_sot_sums)
     assert sum(isinstance(n.op, Dot) for n in inner_nodes(back.op)) == 1
 
 

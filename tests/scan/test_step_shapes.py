@@ -55,8 +55,10 @@ def rnn(width_from="W", go_backwards=False, truncate=-1, until=False):
 
 
 def sum_tos(f):
+    """The step's unbroadcasts of the products' gradients (2-d); the bias gradient's per-step
+    sum (1-d: it stays in the loop, see scan/rewriting/chunks.py) is not one of them."""
     _, nodes = backward_step(f)
-    return sum(isinstance(n.op, SumTo) for n in nodes)
+    return sum(isinstance(n.op, SumTo) and n.outputs[0].ndim == 2 for n in nodes)
 
 
 @st.composite

@@ -196,3 +196,9 @@ from .reduce_runtime import *  # noqa: E402,F401,F403
 from .reduce_runtime import __all__ as _reduce_all  # noqa: E402
 
 __all__ = __all__ + list(_reduce_all)
+
+# One chunk's product of a summed nit_sot (chunk_product_call): see chunk_runtime.py.
+from .chunk_runtime import *  # noqa: E402,F401,F403
+from .chunk_runtime import __all__ as _chunk_all  # noqa: E402
+
+__all__ = __all__ + list(_chunk_all)

@@ -295,6 +295,8 @@ def _step_allows(op, k, j):
            for a, b in zip(row.type.shape, out.type.shape)):
         return False
     states = {o for b in info.buffers for o in b.inner_outputs}
+    # summed nit_sots are copied into their staging rows before any nit_sot row is written
+    states |= {o for q, o in enumerate(info.inner_out_nit_sot) if info.nit_sot_sum(q)}
     mine = info.inner_out_nit_sot[k]
     return all(o in states or o == mine
                for o, v in enumerate(op.inner_outputs) if _may_alias(v, row))
@@ -310,16 +312,20 @@ def _length_is_n(node, k):
 
 
 # -- the rewrite -----------------------------------------------------------------------------
-def nit_sot_homes(fgraph, node):
+def nit_sot_homes(fgraph, node, sums=False):
     """For each nit_sot of the Scan `node`: the sequence whose rows it can be stored in
-    (the first that qualifies), or None."""
+    (the first that qualifies), or None. `sums`: summed nit_sots too (their chunk's rows
+    then live there instead of a staging buffer; `scan_read_through_join` does not keep
+    a join for them, staging costs less than the join)."""
     op, info = node.op, node.op.info
     chosen = [None] * info.n_nit_sot
+    # a sequence a summed nit_sot multiplies is read again at its chunk's end (chunks.py)
+    summed = {e[0] for e in info.nit_sot_sums if e is not None}
     held = set(info.seq_into_buffer)   # rows a state buffer overwrites (seq_buffer.py)
     for k in range(info.n_nit_sot):
-        if not _length_is_n(node, k):
+        if not _length_is_n(node, k) or (info.nit_sot_sum(k) is not None and not sums):
             continue
-        for j in range(info.n_seqs):
+        for j in (j for j in range(info.n_seqs) if j not in summed):
             if j not in chosen and j not in held and _step_allows(op, k, j) \
                     and _only_reader(fgraph, node, j):
                 chosen[k] = j
@@ -334,7 +340,7 @@ def scan_nit_sot_into_seq(fgraph, node):
     info = op.info
     if info.nit_sot_into_seq:
         return None
-    chosen = nit_sot_homes(fgraph, node)
+    chosen = nit_sot_homes(fgraph, node, sums=True)
     if all(j is None for j in chosen):
         return None
     new_info = dataclasses.replace(info, nit_sot_into_seq=tuple(chosen))

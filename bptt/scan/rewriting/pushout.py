@@ -40,7 +40,11 @@ Four node rewriters on `Scan`, each building the new node with `ScanArgs`:
     X_flat.T @ DA_flat`` with ``X_flat`` the (E*B, In) stack of the rows of
     the E executed steps. Sequences are sliced to the loop's ``n_steps``, so
     a truncated backward scan (fewer steps than the sequence) sums the steps
-    it ran. Loops with ``until`` are left alone.
+    it ran. Loops with ``until`` are left alone. Left in the loop: increments
+    ``dot(s_t.T, q_t)`` with ``s_t`` a sequence row (`scan_chunk_accumulators`
+    sums them in chunks of steps, ``chunks.py``: no T-long ``q``) and per-step
+    ``Sum``/``SumTo`` (a bias gradient: as cheap in the loop, and stacking its
+    operand would keep a T-long array), unless `scan_chunk_accumulators` is excluded.
 
 `scan_pushout_last_step` (outputs read only at their last step)
     A nit_sot whose outer readers are ``y[-1]`` (and row-shape queries
@@ -77,6 +81,7 @@ from ...tensor.subtensor import Subtensor, getitem
 from ..args import ScanArgs
 from ..op import Scan
 from .basic import rebuild
+from .chunks import chunk_terms, is_step_sum
 
 
 def _inner_nodes(op):
@@ -330,6 +335,13 @@ def _last_row_readers(fgraph, var):
     return outs
 
 
+def _chunking():
+    """Whether `scan_chunk_accumulators` runs (else every accumulator is stacked, as before)."""
+    from ...compile.passes import pm
+
+    return "scan_chunk_accumulators" not in getattr(pm, "active_exclude", ())
+
+
 @node_rewriter([Scan])
 def scan_pushout_accumulators(fgraph, node):
     """Sum linear sit_sot increments over the stacked steps after the loop."""
@@ -341,6 +353,8 @@ def scan_pushout_accumulators(fgraph, node):
     outer_inv = _outer_of_invariant(args)
     readers = _readers(op)
     stacks = _Stacks(args)
+    seqs = {v: k for k, v in enumerate(args.inner_in_seqs)}
+    chunking = _chunking()
     done = []    # (sit_sot index, readers of acc[-1], outer sum placeholder expression)
     for j, (a_in, a_out) in enumerate(zip(args.inner_in_sit_sot, args.inner_out_sit_sot)):
         last = _last_row_readers(fgraph, args.outer_out_sit_sot[j])
@@ -354,6 +368,8 @@ def scan_pushout_accumulators(fgraph, node):
         f = a_out.owner.inputs[1 - a_out.owner.inputs.index(a_in)]
         if f is a_in or f.dtype != a_out.dtype or f.ndim != a_out.ndim:
             continue
+        if chunking and (chunk_terms(f, seqs, inv) or is_step_sum(f, inv)):
+            continue    # summed in chunks by scan_chunk_accumulators, or in the loop
         total = _summed(f, inv, outer_inv, stacks)
         if total is not None:
             done.append((j, last, total))

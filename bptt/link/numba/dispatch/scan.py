@@ -88,6 +88,8 @@ def _emit_alloc(w, op, node):
                                    f"init{s}.dtype)",
                          f"copy_into(buf{s}[:{b.extent}], init{s}[:{b.extent}])")
     for k in range(info.n_nit_sot):
+        if info.nit_sot_sum(k) is not None:
+            continue    # _emit_chunk_alloc
         o = info.inner_out_nit_sot[k]
         t = op.inner_outputs[o].type
         w(1, f"rows{k} = min(nitlen{k}, n)")
@@ -160,7 +162,10 @@ def _emit_step(w, op, step_fn, depth):
         for o, off in zip(b.inner_outputs, b.out_offsets):
             _emit_write(w, op, depth, f"buf{s}", _buffer_row(b, s, off), o,
                         copy=buffer_aliases_row(op, s))
+    _emit_chunk_step(w, op, depth)
     for k, o in enumerate(info.inner_out_nit_sot):
+        if info.nit_sot_sum(k) is not None:
+            continue
         nd = op.inner_outputs[o].type.ndim
         w(depth, f"if rows{k} > 0:")
         if nd and None in op.inner_outputs[o].type.shape:
@@ -284,6 +289,10 @@ def _emit_zero_step_rows(w, op, ctx):
     for k, out in zip(pending, outputs):
         nd = op.inner_outputs[info.inner_out_nit_sot[k]].type.ndim
         dims = "".join(f"{names[out]}[{d}], " for d in range(nd))
+        summed = info.nit_sot_sum(k)
+        if summed is not None:   # no step: the sum is zeros (In, H)
+            w(2, f"sum{k} = alloc_zeros((seq{summed[0]}.shape[2], {names[out]}[1]), sum{k}.dtype)")
+            continue
         w(2, f"nit{k} = alloc_empty((0, {dims}), nit{k}.dtype)")
 
 
@@ -295,6 +304,9 @@ def _emit_results(w, op):
             _emit_in_time_order(w, f"buf{s}", f"{b.extent} + executed", f"buf{s}.shape[0]")
         outs.append(f"buf{s}" if b.kind == "mit_mot" or b.ring else f"buf{s}[:{b.extent} + executed]")
     for k in range(info.n_nit_sot):
+        if info.nit_sot_sum(k) is not None:
+            outs.append(f"sum{k}")
+            continue
         if info.nit_sot_seq(k) is None:
             _emit_in_time_order(w, f"nit{k}", "executed", f"rows{k}")
         else:
@@ -313,6 +325,111 @@ def _emit_in_time_order(w, buf, total, rows):
     w(1, f"{buf} = ring_in_time_order_call({buf}, {total}, {rows})")
 
 
+# -- summed nit_sots (ScanInfo.nit_sot_sums; bptt/scan/rewriting/chunks.py) ---------------
+#
+#   step t of chunk [c0, c0 + K):  stg[t - c0] = y_t       (stg[K - 1 - (t - c0)] if the
+#                                                          sequences run backwards in memory)
+#   after its last step (or the loop's):  sum += X.T @ Y    chunk_product_call: one gemm,
+#       X = seq[c0:t+1] as (kk*B, In) rows, Y = the kk staged rows as (kk*B, H)
+#
+# A backward scan reads the trace reversed (negative row stride): the staged rows then go
+# from the buffer's end, so that X and Y are both read in memory order without a copy. The
+# rows may instead live in a sequence's (nit_sot_into_seq: the LSTM's gates in the forward's
+# pre-activation), or be another group's (dU's and dW's no-op SumTo of one value).
+def _chunk_groups(op):
+    """[((inner output, rows), [nit_sot indices])]: the summed nit_sots staged together
+    (dU's and dW's products read the same step value: staged once)."""
+    groups, first = {}, {}
+    for k, o in enumerate(op.info.inner_out_nit_sot):
+        summed = op.info.nit_sot_sum(k)
+        if summed is not None:
+            o = first.setdefault(op.inner_outputs[o], o)
+            groups.setdefault((o, summed[1]), []).append(k)
+    return list(groups.items())
+
+
+def _chunk_home(op, ks):
+    """(nit_sot, sequence) whose rows hold the group's step values (nit_sot_into_seq), or None."""
+    for k in ks:
+        if op.info.nit_sot_seq(k) is not None:
+            return k, op.info.nit_sot_seq(k)
+    return None
+
+
+def _emit_chunk_alloc(w, op):
+    info = op.info
+    groups = _chunk_groups(op)
+    if groups:
+        w(1, f"ck_rev = seq{info.nit_sot_sum(groups[0][1][0])[0]}.strides[0] < 0")
+    for g, ((o, _), ks) in enumerate(groups):
+        t = op.inner_outputs[o].type
+        dt = np_dtype(t.dtype)
+        w(1, f"stg{g} = alloc_empty((0, 0, 0), {dt})")
+        w(1, f"stg{g}_k = 1")
+        w(1, f"stg{g}_home = False")
+        w(1, f"stg{g}_alias = False")
+        for k in ks:
+            cols = "0" if t.shape[-1] is None else str(t.shape[-1])
+            rows = "0" if t.shape[-1] is None else f"seq{info.nit_sot_sum(k)[0]}.shape[2]"
+            w(1, f"sum{k} = alloc_zeros(({rows}, {cols}), {dt})")
+
+
+def _emit_chunk_y(w, d, g, home):
+    """(ck_y, ck_lo, ck_dir): where group `g` keeps step c0 + m's row: ck_y[ck_lo + ck_dir*m]."""
+    if home is not None:
+        w(d, f"if stg{g}_home:")
+        w(d + 1, f"ck_y, ck_lo, ck_dir = seq{home[1]}, t - ck_i, 1")
+        w(d, "else:")
+    w(d + (home is not None), f"ck_y, ck_lo, ck_dir = stg{g}, stg{g}_k - 1 if ck_rev else 0, "
+                              f"-1 if ck_rev else 1")
+
+
+def _same_value(op, o, o0):
+    t, t0 = op.inner_outputs[o].type, op.inner_outputs[o0].type
+    return t.dtype == t0.dtype and t.ndim == t0.ndim
+
+
+def _emit_chunk_step(w, op, d):
+    info = op.info
+    groups = _chunk_groups(op)
+    for g, ((o, rows), ks) in enumerate(groups):
+        home = _chunk_home(op, ks)
+        (o0, rows0), ks0 = groups[0]
+        # dU's and dW's SumTo of one value (no-ops unless a batch broadcast): the same array
+        alias = g > 0 and rows == rows0 and _same_value(op, o, o0)
+        w(d, "if t == 0:")   # K steps of out's rows: K * rows_of(out) >= `rows`
+        w(d + 1, f"stg{g}_k = max(1, min(n, -(-{rows} // max(out[{o}].shape[0], 1))))")
+        if alias:
+            w(d + 1, f"stg{g}_alias = (out[{o}].shape == out[{o0}].shape and out[{o}].strides == "
+                     f"out[{o0}].strides and out[{o}].ctypes.data == out[{o0}].ctypes.data)")
+        if home is not None:
+            # the rewrite proved row t of the sequence is read by step t only (inplace.py)
+            w(d + 1, f"stg{g}_home = not stg{g}_alias and seq{home[1]}.shape[1:] == "
+                     f"out[{o}].shape and seq{home[1]}[0].flags.c_contiguous")
+        w(d + 1, f"if not (stg{g}_home or stg{g}_alias):")
+        w(d + 2, f"stg{g} = alloc_empty((stg{g}_k,) + out[{o}].shape, stg{g}.dtype)")
+        for k in ks:
+            w(d + 1, f"sum{k} = alloc_zeros((seq{info.nit_sot_sum(k)[0]}.shape[2], "
+                     f"out[{o}].shape[1]), sum{k}.dtype)")
+        w(d, f"ck_i = t % stg{g}_k")
+        if home is not None:
+            w(d, f"if stg{g}_home:")
+            _emit_write(w, op, d + 1, f"seq{home[1]}", "t", o,
+                        copy=nit_sot_aliases_row(op, home[0]))
+        w(d, f"{'el' if home is not None else ''}if not stg{g}_alias:")
+        # rows in the order of the sequences' memory (reversed in a backward scan)
+        _emit_write(w, op, d + 1, f"stg{g}", f"stg{g}_k - 1 - ck_i if ck_rev else ck_i", o)
+        w(d, f"if ck_i == stg{g}_k - 1 or t == n - 1:")
+        if alias:
+            w(d + 1, f"if stg{g}_alias:")
+            _emit_chunk_y(w, d + 2, 0, _chunk_home(op, ks0))
+            w(d + 1, "else:")
+        _emit_chunk_y(w, d + 1 + alias, g, home)
+        for k in ks:
+            w(d + 1, f"chunk_product_call(sum{k}, seq{info.nit_sot_sum(k)[0]}, t - ck_i, ck_y, "
+                     f"ck_lo, ck_dir, ck_i + 1)")
+
+
 @numba_funcify.register(Scan)
 def _scan(op, node, ctx):
     step_fn = ctx.add_graph(op.inner_inputs, op.inner_outputs, "scan_step")
@@ -320,6 +437,7 @@ def _scan(op, node, ctx):
     w(0, "def {name}(" + ", ".join(_params(op.info)) + "):")
     _emit_checks(w, op)
     _emit_alloc(w, op, node)
+    _emit_chunk_alloc(w, op)
     _emit_profile_start(w, op)
     _emit_loop(w, op, step_fn)
     _emit_profile_stop(w, op)

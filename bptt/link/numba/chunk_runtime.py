@@ -1,0 +1,47 @@
+"""The product of one chunk of a summed nit_sot (``ScanInfo.nit_sot_sums``).
+
+A summed nit_sot adds ``x[t].T @ y[t]`` over the steps of a chunk, with one
+gemm over the chunk's stacked rows: ``X.T @ Y``, X (kk*B, In) and Y
+(kk*B, H). The rows are read where they are -- a sequence's rows (the
+backward scan reads the trace reversed: negative step stride), the staging
+buffer, or the rows of the sequence the nit_sot is stored in -- as 2-d views
+in the memory order of ``x`` (a product per step when a block's steps are not
+one row stride apart). Compiled once per dtype and called `separately`: written
+into the scan loop, the views and copies cost seconds of compile time.
+"""
+from .alloc_runtime import strided_view
+from .blas import _like, gemm_into_call
+from .runtime import jit
+from .separate import separately
+
+__all__ = ["chunk_product_call"]
+
+
+@jit
+def chunk_product(acc, x, x_lo, y, y_lo, y_step, kk):
+    """``acc += sum over m < kk of x[x_lo + m].T @ y[y_lo + y_step * m]``, one gemm."""
+    if kk <= 0:
+        return acc
+    one = _like(1, acc)
+    b = x.shape[1]
+    rev = kk > 1 and x.strides[0] < 0      # read both in x's memory order (last step first)
+    xs = x.strides[0] if not rev else -x.strides[0]
+    ys = y.strides[0] * y_step * (-1 if rev else 1)
+    if kk == 1 or (xs > 0 and ys > 0 and (b == 1 or (xs == b * x.strides[1]
+                                                     and ys == b * y.strides[1]))):
+        xf = x[x_lo + kk - 1 if rev else x_lo]
+        yf = y[y_lo + y_step * (kk - 1) if rev else y_lo]
+        xr = x.strides[1] if b > 1 or kk == 1 else xs
+        yr = y.strides[1] if b > 1 or kk == 1 else ys
+        gemm_into_call(one, strided_view(xf, (x.shape[2], kk * b), (x.strides[2], xr)),
+                       strided_view(yf, (kk * b, y.shape[2]), (yr, y.strides[2])), one, acc)
+        return acc
+    for m in range(kk):      # steps not one row stride apart (rare): a product per step
+        xm = x[x_lo + m]
+        gemm_into_call(one, strided_view(xm, (xm.shape[1], xm.shape[0]),
+                                         (xm.strides[1], xm.strides[0])),
+                       y[y_lo + y_step * m], one, acc)
+    return acc
+
+
+chunk_product_call = separately(chunk_product, any_layout=True)

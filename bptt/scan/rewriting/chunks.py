@@ -1,0 +1,145 @@
+"""Weight-gradient sums accumulated in chunks of steps: `scan_chunk_accumulators`.
+
+The backward scan of ``h_t = tanh(h_{t-1} @ W + x_t @ U + b)`` carries the
+weight gradients as sums over its steps::
+
+    dW_t = dW_{t-1} + dot(h_{t-1}.T, dpre_t)      h_{t-1}, x_t: sequence rows
+    dU_t = dU_{t-1} + dot(x_t.T, dpre_t)          dpre_t: computed by the step
+
+One (B, In) x (B, H) product per step runs BLAS at a fraction of its rate
+(B = 64 rows); one product over all the stacked steps after the loop runs at
+its full rate but needs every ``dpre_t``: a T-long array beside the trace. A
+chunk of C steps does both: the step's ``dpre_t`` is copied into a C-row
+staging buffer and after every C steps (and after the last, partial chunk)
+one gemm with beta = 1 adds ``X_chunk.T @ DPRE_chunk`` ((In, C*B) x (C*B, H))
+into the accumulator. Measured on rnn-large (/work/scratch/h3/s5/gemm1.txt):
+chunks of C*B >= 1024 rows reach ~90% of the one-product rate.
+
+The rewrite turns such a sit_sot into a *summed nit_sot*
+(``ScanInfo.nit_sot_sums``): the step returns ``dpre_t`` as a nit_sot whose
+outer output is ``sum over executed steps of seq_j[t].T @ dpre_t`` instead of
+its stacked rows, and the accumulator's last row becomes its initial row plus
+that sum::
+
+    sit_sot acc: acc_t = acc_{t-1} + dot(s_t.T, q_t)       outer: acc[-1]
+      -->
+    nit_sot q (summed with sequence s, chunks of CHUNK_ROWS rows)
+                                                           outer: acc_init[0] + sum
+
+A sum of such terms gives one summed nit_sot per term. The accumulator must
+be read only as ``acc[-1]`` outside and only by its own update inside; `s`
+must be a sequence row (the lowering reads its chunk ``seq[c0:c1]`` in
+place), `q` a per-step 2-d value of the same dtype. Loops with ``until`` are
+left alone, as by every push-out. A truncated backward scan runs fewer steps
+than its sequences hold: the sum covers the steps that ran; with no step the
+sum is zeros and the accumulator keeps its initial value.
+
+``Scan.perform`` adds one product per step (the reference); the numba
+lowering (``bptt/link/numba/dispatch/scan.py``) chunks. The number of steps
+per chunk is chosen at run time from the rows of ``q_t``:
+``C = max(1, ceil(CHUNK_ROWS / B))``. Tests lower `CHUNK_ROWS` so small loops
+run several chunks and a partial last one.
+
+`scan_pushout_accumulators` (``pushout.py``), which runs earlier, leaves
+these accumulators in the loop (and the per-step sums of the bias gradient,
+which cost nothing per step and would otherwise need the T-long ``dpre``).
+"""
+from __future__ import annotations
+
+from ...graph.rewriting import InToOut, can_replace, node_rewriter
+from ...tensor.elemwise import Elemwise
+from ...tensor.math import Dot, Sum
+from ...tensor.shape import DimShuffle, SumTo
+from ...tensor.subtensor import getitem
+from ..args import ScanArgs
+from ..op import Scan
+from .basic import rebuild
+
+#: Stacked rows per chunk (about): K steps of B rows with K * B >= CHUNK_ROWS.
+CHUNK_ROWS = 1024
+
+
+def chunk_terms(f, seqs, inv):
+    """[(sequence index, q)] if `f` is ``dot(s.T, q)`` or a sum of such terms, else None.
+
+    `seqs` maps inner sequence inputs to their index; `inv` holds the step's invariants.
+    """
+    n = f.owner
+    if n is None:
+        return None
+    if isinstance(n.op, Elemwise) and n.op.scalar_op.name == "add" and \
+            all(i.type == f.type for i in n.inputs):
+        terms = [chunk_terms(i, seqs, inv) for i in n.inputs]
+        return None if any(t is None for t in terms) else [t for ts in terms for t in ts]
+    if not isinstance(n.op, Dot) or f.ndim != 2:
+        return None
+    p, q = n.inputs
+    s = p.owner.inputs[0] if p.owner is not None and isinstance(p.owner.op, DimShuffle) \
+        and p.owner.op.new_order == (1, 0) else None
+    if s not in seqs or q in inv or q.ndim != 2 or not (s.dtype == q.dtype == f.dtype):
+        return None
+    return [(seqs[s], q)]
+
+
+def is_step_sum(f, inv):
+    """Whether `f` is a Sum/SumTo of a per-step value (summed in the loop: no stacked rows)."""
+    n = f.owner
+    return n is not None and isinstance(n.op, (Sum, SumTo)) and n.inputs[0] not in inv
+
+
+def _accumulators(fgraph, args, op):
+    """[(sit_sot index, readers of acc[-1], terms)] for the accumulators that chunk."""
+    from .pushout import _invariants, _last_row_readers, _readers
+
+    inv, _ = _invariants(op, args)
+    readers = _readers(op)
+    seqs = {v: k for k, v in enumerate(args.inner_in_seqs)}
+    out = []
+    for j, (a_in, a_out) in enumerate(zip(args.inner_in_sit_sot, args.inner_out_sit_sot)):
+        last = _last_row_readers(fgraph, args.outer_out_sit_sot[j])
+        add = a_out.owner
+        if not last or add is None or readers.get(a_in, []) != [add] or \
+                readers.get(a_out) != [None]:
+            continue
+        if not (isinstance(add.op, Elemwise) and add.op.scalar_op.name == "add"
+                and len(add.inputs) == 2 and a_in in add.inputs):
+            continue
+        f = add.inputs[1 - add.inputs.index(a_in)]
+        terms = None if f is a_in or f.type != a_out.type else chunk_terms(f, seqs, inv)
+        if terms:
+            out.append((j, last, terms))
+    return out
+
+
+@node_rewriter([Scan])
+def scan_chunk_accumulators(fgraph, node):
+    """Accumulators ``acc + dot(s_t.T, q_t)`` become nit_sots summed in chunks of steps."""
+    op = node.op
+    if op.info.as_while or not op.info.n_sit_sot:
+        return None
+    args = ScanArgs.from_node(node)
+    done = _accumulators(fgraph, args, op)
+    if not done:
+        return None
+    inits = {j: args.outer_in_sit_sot[j] for j, _, _ in done}
+    made, sums = {}, {}   # (seq, q) -> nit_sot index; sit_sot -> its nit_sots
+    for j, _, terms in done:
+        for seq, q in terms:
+            if (seq, q) not in made:
+                args.add_nit_sot(q, args.n_steps, summed=(seq, CHUNK_ROWS))
+                made[(seq, q)] = len(args.outer_in_nit_sot) - 1
+            sums.setdefault(j, []).append(made[(seq, q)])
+    for j in sorted(inits, reverse=True):
+        args.remove("sit_sot", j)
+    repl, new = rebuild(node, args)
+    for j, last, _ in done:
+        value = getitem(inits[j], 0)
+        for k in sums[j]:
+            value = value + new.outputs[new.op.info.outer_out_nit_sot[k]]
+        if not all(can_replace(v, value) for v in last):
+            return None
+        repl.update({v: value for v in last})
+    return repl
+
+
+scan_chunk_accumulators_pass = InToOut([scan_chunk_accumulators], name="scan_chunk_accumulators")

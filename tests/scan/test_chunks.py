@@ -1,0 +1,160 @@
+"""`scan_chunk_accumulators` (bptt/scan/rewriting/chunks.py): weight gradients summed in
+chunks of steps inside the backward loop (``ScanInfo.nit_sot_sums``).
+
+Structure (PY rewriting, no compile): the RNN and LSTM backward scans sum dU/dW (dWx/dWh)
+as summed nit_sots, keep no T-long step cotangent and no T-long float join; the bias
+gradient stays a per-step sum in the loop; a loop with ``until`` keeps its accumulator; debugprint names
+the sums. Values: one graph holding two RNN gradients -- symbolic n_steps (0 and fewer
+than T included; float64), go_backwards with truncate_gradient (the backward reads X forward
+and the trace reversed: one of them is copied per chunk; float32) -- compiled once per mode,
+against the same graph in PY with the pass excluded; `CHUNK_ROWS` is lowered so that
+hypothesis over T and B gives several chunks of 1 to 6 steps and a partial last chunk.
+"""
+from __future__ import annotations
+
+import io
+import sys
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bptt
+import bptt.tensor as T
+from bptt.scan.info import ScanInfo
+from bptt.tensor.basic import Alloc, Join
+
+from ..helpers import lstm_grad_graph
+from .test_rewriting import backward_scan, rewritten
+
+import bptt.compile.passes  # noqa: F401  (loads the rewrite modules)
+
+chunks = sys.modules["bptt.scan.rewriting.chunks"]
+PASS = "scan_chunk_accumulators"
+
+
+def _rnn(dtype="float64", n_steps=None, **kw):
+    X, h0 = T.tensor3("X", dtype=dtype), T.matrix("h0", dtype=dtype)
+    U, W, b = T.matrix("U", dtype=dtype), T.matrix("W", dtype=dtype), T.vector("b", dtype=dtype)
+    hs, _ = bptt.scan(lambda x, h, U, W, b: T.tanh(T.dot(x, U) + T.dot(h, W) + b),
+                      sequences=X, outputs_info=h0, non_sequences=[U, W, b], n_steps=n_steps,
+                      **kw)
+    loss = 0.5 * (hs ** 2).sum()
+    return [X, h0, U, W, b], [loss] + bptt.grad(loss, [U, W, b, h0])
+
+
+def _summed(node):
+    info = node.op.info
+    return [info.nit_sot_sum(k) for k in range(info.n_nit_sot)]
+
+
+def _float_joins(fg):
+    return [n for n in fg.apply_nodes if isinstance(n.op, Join) and n.outputs[0].ndim == 3]
+
+
+def test_rnn_backward_sums_weight_gradients_in_chunks():
+    ins, outs = _rnn()
+    fg = rewritten(ins, outs)
+    node = backward_scan(fg)
+    # dU (with X's rows) and dW (with h's rows): summed; nothing stacked over T
+    assert len(_summed(node)) == 2
+    assert all(e is not None and e[1] == chunks.CHUNK_ROWS for e in _summed(node))
+    # the step cotangent carry and db's per-step sum stay states; no T-long join of h
+    assert node.op.info.n_states == 2
+    assert not _float_joins(fg)
+    before = backward_scan(rewritten(ins, outs, exclude=(PASS,)))
+    # with the pass excluded the push-out stacks dpre and sums after the loop, as before
+    assert not before.op.info.nit_sot_sums and before.op.info.n_states == 1
+    f = bptt.function(ins, outs, mode="PY")
+    text = io.StringIO()
+    with redirect_stdout(text):
+        f.debugprint()
+    assert "summed with seq" in text.getvalue()
+
+
+def test_lstm_backward_sums_weight_gradients_in_chunks():
+    ins, outs = lstm_grad_graph()
+    node = backward_scan(rewritten(ins, outs))
+    assert len([e for e in _summed(node) if e is not None]) == 2     # dWx, dWh
+    assert not [k for k, e in enumerate(_summed(node)) if e is None
+                and node.outputs[node.op.info.outer_out_nit_sot[k]].ndim == 3
+                and node.op.info.nit_sot_seq(k) is None]
+
+
+def test_until_loops_are_left_alone():
+    """A loop with until keeps its accumulator (its backward, a plain loop, chunks)."""
+    X, h0, a0, W = T.tensor3("X"), T.matrix("h0"), T.matrix("a0"), T.matrix("W")
+
+    def step(x, h, a, W):
+        h_new = T.tanh(T.dot(h, W) + x)
+        return [h_new, a + T.dot(x.T, h_new)], bptt.until(h_new.sum() > 9)
+
+    (hs, acc), _ = bptt.scan(step, sequences=X, outputs_info=[h0, a0], non_sequences=W)
+    fg = rewritten([X, h0, a0, W], [acc[-1]])
+    (node,) = [n for n in fg.apply_nodes if n.op.__class__.__name__ == "Scan"]
+    assert node.op.info.as_while and not node.op.info.nit_sot_sums
+    assert node.op.info.n_sit_sot == 2
+
+
+def test_info_rejects_bad_sums():
+    base = dict(n_seqs=1, mit_mot_in_slices=(), mit_mot_out_slices=(), mit_sot_in_slices=(),
+                n_sit_sot=0, n_nit_sot=1, n_shared_outs=0, n_non_seqs=0)
+    assert ScanInfo(**base, nit_sot_sums=((0, 4),)).nit_sot_sum(0) == (0, 4)
+    for bad in (((1, 4),), ((0, 0),), ((0, 4), None)):
+        with pytest.raises(ValueError, match="nit_sot_sums"):
+            ScanInfo(**base, nit_sot_sums=bad)
+
+
+# -- equal values, PY and NUMBA ------------------------------------------------------------
+ROWS = 6    # chunks of 6 // B steps: 6, 3, 2, 2, 2 for B = 1..5
+
+
+def _graph():
+    """Two RNN gradients in one graph (one compile): symbolic n_steps (float64), and
+    go_backwards + truncate_gradient (float32)."""
+    n = T.iscalar("n")
+    a_ins, a_outs = _rnn(n_steps=n)
+    b_ins, b_outs = _rnn(dtype="float32", go_backwards=True, truncate_gradient=3)
+    return a_ins + [n] + b_ins, a_outs + b_outs
+
+
+_FUNCS = {}
+
+
+def _functions(mode):
+    if mode not in _FUNCS:
+        from ..helpers import excluding
+
+        ins, outs = _graph()
+        with excluding((PASS,)):
+            before = bptt.function(ins, outs, mode="PY")
+        default, chunks.CHUNK_ROWS = chunks.CHUNK_ROWS, ROWS   # read when rewriting
+        try:
+            _FUNCS[mode] = before, bptt.function(ins, outs, mode=mode)
+        finally:
+            chunks.CHUNK_ROWS = default
+    return _FUNCS[mode]
+
+
+def _data(rng, t, b, n, dtype):
+    x = rng.normal(size=(t, b, 3)).astype(dtype)
+    h0 = rng.normal(size=(b, 2)).astype(dtype)
+    u, w = rng.normal(size=(3, 2)).astype(dtype), (0.5 * rng.normal(size=(2, 2))).astype(dtype)
+    return [x, h0, u, w, rng.normal(size=2).astype(dtype)]
+
+
+@settings(deadline=None, max_examples=20)
+@given(t=st.integers(0, 13), b=st.integers(1, 5), cut=st.integers(0, 13),
+       seed=st.integers(0, 2 ** 16))
+def test_chunked_sums_equal_the_loop(mode, t, b, cut, seed):
+    before, after = _functions(mode)
+    rng = np.random.default_rng(seed)
+    args = (_data(rng, t, b, None, "float64") + [min(cut, t)]
+            + _data(rng, t, b, None, "float32"))
+    got, want = after(*args), before(*args)
+    for k, (g, e) in enumerate(zip(got, want)):
+        tol = 1e-4 if g.dtype == np.float32 else 1e-10
+        assert g.dtype == e.dtype and g.shape == e.shape, k
+        np.testing.assert_allclose(g, e, rtol=tol, atol=tol, err_msg=f"output {k}")
