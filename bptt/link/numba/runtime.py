@@ -107,9 +107,11 @@ def jit(fn):
     """``numba.njit`` with bptt's options, disk-cached when a cache dir is set.
 
     A cache dir that cannot be written to disables the disk cache for `fn`
-    (it is still compiled, in every process).
+    (it is still compiled, in every process). No cfunc wrapper: nothing takes
+    the address of a compiled function as a first-class value, and the wrapper
+    cost every compiled graph function its lowering and LLVM work.
     """
-    return cache_on_disk(numba.njit(**OPTIONS)(fn))
+    return cache_on_disk(numba.njit(no_cfunc_wrapper=True, **OPTIONS)(fn))
 
 
 def cache_on_disk(dispatcher):

@@ -65,7 +65,8 @@ def _wrapperless(dispatcher):
     """
     from .runtime import DiskCache   # not at the top: runtime imports this module
 
-    options = {k: v for k, v in dispatcher.targetoptions.items() if k != "nopython"}
+    options = {k: v for k, v in dispatcher.targetoptions.items()
+               if k != "nopython" and k not in _NO_WRAPPERS}
     twin = numba.njit(**options, **_NO_WRAPPERS)(dispatcher.py_func)
     if isinstance(dispatcher._cache, DiskCache):   # bptt's disk cache (runtime.jit)
         try:
