@@ -401,11 +401,11 @@ def _emit_chunk_step(w, op, d):
         w(d + 1, f"stg{g}_k = max(1, min(n, -(-{rows} // max(out[{o}].shape[0], 1))))")
         if alias:
             w(d + 1, f"stg{g}_alias = (out[{o}].shape == out[{o0}].shape and out[{o}].strides == "
-                     f"out[{o0}].strides and out[{o}].ctypes.data == out[{o0}].ctypes.data)")
+                     f"out[{o0}].strides and data_address(out[{o}]) == data_address(out[{o0}]))")
         if home is not None:
             # the rewrite proved row t of the sequence is read by step t only (inplace.py)
             w(d + 1, f"stg{g}_home = not stg{g}_alias and seq{home[1]}.shape[1:] == "
-                     f"out[{o}].shape and seq{home[1]}[0].flags.c_contiguous")
+                     f"out[{o}].shape and is_c_contiguous(seq{home[1]}[0])")
         w(d + 1, f"if not (stg{g}_home or stg{g}_alias):")
         w(d + 2, f"stg{g} = alloc_empty((stg{g}_k,) + out[{o}].shape, stg{g}.dtype)")
         for k in ks:
