@@ -53,6 +53,9 @@ from functools import cached_property
 
 KINDS = ("seq", "mit_mot", "mit_sot", "sit_sot", "nit_sot", "shared", "non_seq")
 
+#: `ScanInfo.nit_sot_sums` sequence entry of a nit_sot summed over its rows (no product).
+ROW_SUM = -1
+
 
 @dataclass(frozen=True)
 class Buffer:
@@ -111,7 +114,10 @@ class ScanInfo:
         outer output is not its stacked rows but ``sum over executed steps t of
         seq_j[t].T @ y_t`` (2-d rows of one dtype; zeros when no step ran),
         accumulated in chunks of about `rows` stacked rows (one gemm per chunk;
-        ``bptt/scan/rewriting/chunks.py``). Set only by `scan_chunk_accumulators`.
+        ``bptt/scan/rewriting/chunks.py``). ``j == ROW_SUM`` (-1): *summed over
+        rows*, the output is ``sum over executed steps t of y_t.sum(axis=0)``
+        (1-d, a bias gradient; one column sum per chunk). Set only by
+        `scan_chunk_accumulators`.
     nit_sot_into_seq : tuple of (int or None)
         Empty, or one entry per nit_sot: None, or the sequence whose rows the
         nit_sot is stored in (row t written after step t, which alone read it;
@@ -218,15 +224,22 @@ class ScanInfo:
     def _validate_sums(self):
         sums = [e for e in self.nit_sot_sums if e is not None]
         if self.nit_sot_sums and (len(self.nit_sot_sums) != self.n_nit_sot or self.as_while
-                                  or not all(len(e) == 2 and 0 <= e[0] < self.n_seqs
-                                             and e[1] >= 1 for e in sums)):
+                                  or not all(len(e) == 2 and e[1] >= 1 and
+                                             (0 <= e[0] < self.n_seqs or e[0] == ROW_SUM)
+                                             for e in sums)):
             raise ValueError(f"ScanInfo: nit_sot_sums needs one entry per nit_sot "
-                             f"({self.n_nit_sot}), None or (sequence, rows >= 1), and no until, "
+                             f"({self.n_nit_sot}), None or (sequence or {ROW_SUM}, rows >= 1), "
+                             f"and no until, "
                              f"got {self.nit_sot_sums}")
 
     def nit_sot_sum(self, k):
         """``(j, rows)`` if nit_sot `k`'s output is summed with sequence `j` (`nit_sot_sums`)."""
         return self.nit_sot_sums[k] if self.nit_sot_sums else None
+
+    def nit_sot_row_sum(self, k):
+        """Whether nit_sot `k` is summed over its rows (`nit_sot_sums` entry ``(ROW_SUM, rows)``)."""
+        e = self.nit_sot_sum(k)
+        return e is not None and e[0] == ROW_SUM
 
     # -- counts ----------------------------------------------------------------
     @property

@@ -24,7 +24,7 @@ from ..graph.op import Op
 from ..graph.replace import clone_get_equiv
 from ..graph.traversal import ancestors, graph_inputs
 from .grad import scan_grad
-from .info import ScanInfo
+from .info import ROW_SUM, ScanInfo
 from .profiling import ScanProfile
 from .rop import scan_rop
 from .utils import (as_shape_var, check_closed, graph_signature, infer_shapes,
@@ -80,7 +80,8 @@ class Scan(Op):
                        enumerate(self.info.nit_sot_into_seq) if j is not None)
         into += "".join(f", seq {j} into {b.kind} {b.index}" for b, j in
                         zip(self.info.buffers, self.info.seq_into_buffer) if j is not None)
-        into += "".join(f", nit_sot {k} summed with seq {e[0]} (chunks of {e[1]} rows)"
+        into += "".join(f", nit_sot {k} summed " + ("over rows" if e[0] == ROW_SUM else
+                                                     f"with seq {e[0]}") + f" (chunks of {e[1]} rows)"
                         for k, e in enumerate(self.info.nit_sot_sums) if e is not None)
         return f"Scan{{{self.info.name or 'scan'}{into}}}"
 
@@ -175,6 +176,9 @@ class Scan(Op):
             types.append(TensorType(outer_t.dtype, (rows,) + row))
         for k, o in enumerate(info.inner_out_nit_sot):
             t = self.inner_outputs[o].type
+            if info.nit_sot_row_sum(k):    # y_t.sum(axis=0) summed over the steps
+                types.append(TensorType(t.dtype, (t.shape[-1],)))
+                continue
             if info.nit_sot_sum(k) is not None:    # seq_j[t].T @ y_t summed over the steps
                 seq_t = inputs[info.outer_in_seqs[info.nit_sot_sum(k)[0]]].type
                 types.append(TensorType(t.dtype, (seq_t.shape[-1], t.shape[-1])))
@@ -261,7 +265,10 @@ class Scan(Op):
         buf[row] = value
 
     def _add_product(self, k, acc, inputs, t, y):
-        """``acc + seq_j[t].T @ y``: one step of a summed nit_sot (`ScanInfo.nit_sot_sums`)."""
+        """``acc + seq_j[t].T @ y`` (or ``+ y.sum(axis=0)``): one step of a summed nit_sot."""
+        if self.info.nit_sot_row_sum(k):
+            term = np.asarray(y).sum(axis=0)
+            return term if acc is None else acc + term
         x = np.asarray(inputs[self.info.outer_in_seqs[self.info.nit_sot_sum(k)[0]]][t])
         term = np.dot(x.T, np.asarray(y))
         return term if acc is None else acc + term
@@ -302,8 +309,10 @@ class Scan(Op):
             if ring is not None:
                 return ring
             o = self.info.inner_out_nit_sot[k]
-            seq = np.asarray(inputs[self.info.outer_in_seqs[summed[0]]])
             cols = self.zero_step_row_shape(o, inputs)[-1]
+            if summed[0] == ROW_SUM:
+                return np.zeros((cols,), dtype=self.inner_outputs[o].type.dtype)
+            seq = np.asarray(inputs[self.info.outer_in_seqs[summed[0]]])
             return np.zeros((seq.shape[-1], cols), dtype=self.inner_outputs[o].type.dtype)
         if ring is None:
             o = self.info.inner_out_nit_sot[k]
@@ -498,6 +507,10 @@ class Scan(Op):
             out.append(sh)
         for k, o in enumerate(info.inner_out_nit_sot):
             j = info.outer_out_nit_sot[k]
+            if info.nit_sot_row_sum(k):
+                out.append((_outer_expr(inner_shapes[o][-1], allowed, inner_set,
+                                        clone_replace, shape_i(node.outputs[j], 0)),))
+                continue
             if info.nit_sot_sum(k) is not None:
                 seq_sh = input_shapes[info.outer_in_seqs[info.nit_sot_sum(k)[0]]]
                 out.append((seq_sh[-1], _outer_expr(inner_shapes[o][-1], allowed, inner_set,

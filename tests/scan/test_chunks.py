@@ -3,7 +3,8 @@ chunks of steps inside the backward loop (``ScanInfo.nit_sot_sums``).
 
 Structure (PY rewriting, no compile): the RNN and LSTM backward scans sum dU/dW (dWx/dWh)
 as summed nit_sots, keep no T-long step cotangent and no T-long float join; the bias
-gradient stays a per-step sum in the loop; a loop with ``until`` keeps its accumulator; debugprint names
+gradient is a nit_sot summed over rows (no per-step sum left in the step), as is a
+broadcast bias row's; a loop with ``until`` keeps its accumulator; debugprint names
 the sums. Values: one graph holding two RNN gradients -- symbolic n_steps (0 and fewer
 than T included; float64), go_backwards with truncate_gradient (the backward reads X forward
 and the trace reversed: one of them is copied per chunk; float32) -- compiled once per mode,
@@ -23,7 +24,8 @@ from hypothesis import strategies as st
 
 import bptt
 import bptt.tensor as T
-from bptt.scan.info import ScanInfo
+from bptt.graph.traversal import toposort
+from bptt.scan.info import ROW_SUM, ScanInfo
 from bptt.tensor.basic import Alloc, Join
 
 from ..helpers import lstm_grad_graph
@@ -58,11 +60,14 @@ def test_rnn_backward_sums_weight_gradients_in_chunks():
     ins, outs = _rnn()
     fg = rewritten(ins, outs)
     node = backward_scan(fg)
-    # dU (with X's rows) and dW (with h's rows): summed; nothing stacked over T
-    assert len(_summed(node)) == 2
+    # dU (with X's rows), dW (with h's rows) and db (over rows): summed; nothing stacked
+    assert len(_summed(node)) == 3
     assert all(e is not None and e[1] == chunks.CHUNK_ROWS for e in _summed(node))
-    # the step cotangent carry and db's per-step sum stay states; no T-long join of h
-    assert node.op.info.n_states == 2
+    assert [e[0] == ROW_SUM for e in _summed(node)].count(True) == 1
+    # only the step cotangent carry stays a state; no per-step sum; no T-long join of h
+    assert node.op.info.n_states == 1
+    assert not [n for n in toposort(node.op.inner_outputs)
+                if n.op.__class__.__name__ in ("Sum", "SumTo") and n.outputs[0].ndim == 1]
     assert not _float_joins(fg)
     before = backward_scan(rewritten(ins, outs, exclude=(PASS,)))
     # with the pass excluded the push-out stacks dpre and sums after the loop, as before
@@ -71,13 +76,35 @@ def test_rnn_backward_sums_weight_gradients_in_chunks():
     text = io.StringIO()
     with redirect_stdout(text):
         f.debugprint()
-    assert "summed with seq" in text.getvalue()
+    assert "summed with seq" in text.getvalue() and "summed over rows" in text.getvalue()
+
+
+def test_broadcast_bias_row_is_summed_over_rows():
+    """``b.dimshuffle("x", 0)``'s gradient, DimShuffle{1}(SumTo(q, (1, H))), too (PY values
+    against the pass excluded, n_steps 0 included)."""
+    from ..helpers import excluding
+
+    X, h0, W, b = T.tensor3("X"), T.matrix("h0"), T.matrix("W"), T.vector("b")
+    hs, _ = bptt.scan(lambda x, h, W, b: T.tanh(T.dot(h, W) + x + b.dimshuffle("x", 0)),
+                      sequences=X, outputs_info=h0, non_sequences=[W, b])
+    loss = 0.5 * (hs ** 2).sum()
+    ins, outs = [X, h0, W, b], bptt.grad(loss, [W, b])
+    assert [e[0] for e in _summed(backward_scan(rewritten(ins, outs)))] == [1, ROW_SUM]
+    with excluding((PASS,)):
+        before = bptt.function(ins, outs, mode="PY")
+    after = bptt.function(ins, outs, mode="PY")
+    rng = np.random.default_rng(0)
+    for t in (0, 5):
+        args = [rng.normal(size=(t, 3, 2)), rng.normal(size=(3, 2)), rng.normal(size=(2, 2)),
+                rng.normal(size=2)]
+        for g, e in zip(after(*args), before(*args)):
+            np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
 
 
 def test_lstm_backward_sums_weight_gradients_in_chunks():
     ins, outs = lstm_grad_graph()
     node = backward_scan(rewritten(ins, outs))
-    assert len([e for e in _summed(node) if e is not None]) == 2     # dWx, dWh
+    assert [e[0] for e in _summed(node) if e is not None] == [1, 2, ROW_SUM]   # dWx, dWh, db
     assert not [k for k, e in enumerate(_summed(node)) if e is None
                 and node.outputs[node.op.info.outer_out_nit_sot[k]].ndim == 3
                 and node.op.info.nit_sot_seq(k) is None]
@@ -102,7 +129,8 @@ def test_info_rejects_bad_sums():
     base = dict(n_seqs=1, mit_mot_in_slices=(), mit_mot_out_slices=(), mit_sot_in_slices=(),
                 n_sit_sot=0, n_nit_sot=1, n_shared_outs=0, n_non_seqs=0)
     assert ScanInfo(**base, nit_sot_sums=((0, 4),)).nit_sot_sum(0) == (0, 4)
-    for bad in (((1, 4),), ((0, 0),), ((0, 4), None)):
+    assert ScanInfo(**base, nit_sot_sums=((ROW_SUM, 4),)).nit_sot_row_sum(0)
+    for bad in (((1, 4),), ((0, 0),), ((0, 4), None), ((-2, 4),)):
         with pytest.raises(ValueError, match="nit_sot_sums"):
             ScanInfo(**base, nit_sot_sums=bad)
 

@@ -233,8 +233,8 @@ def test_all_rewrites_on_the_rnn_gradient():
     back = backward_scan(fg)
     (fwd,) = [n for n in scans(fg) if n is not back]
     assert sum(isinstance(n.op, Dot) for n in inner_nodes(fwd.op)) == 1
-    # the cotangent carry and g_b's per-step sum; g_U, g_W summed in chunks
-    assert back.op.info.n_states == 2 and back.op.info.n_nit_sot == 2
+    # the cotangent carry; g_U, g_W summed in chunks, g_b summed over rows
+    assert back.op.info.n_states == 1 and back.op.info.n_nit_sot == 3
     assert all(e is not None for e in back.op.info.nit_sot_sums)
     assert sum(isinstance(n.op, Dot) for n in inner_nodes(back.op)) == 1
 

@@ -6,7 +6,9 @@ gemm over the chunk's stacked rows: ``X.T @ Y``, X (kk*B, In) and Y
 backward scan reads the trace reversed: negative step stride), the staging
 buffer, or the rows of the sequence the nit_sot is stored in -- as 2-d views
 in the memory order of ``x`` (a product per step when a block's steps are not
-one row stride apart). Compiled once per dtype and called `separately`: written
+one row stride apart). A nit_sot summed over rows (a bias gradient) adds the
+column sums of the chunk's staged rows instead: a plain loop that LLVM
+vectorizes. Compiled once per dtype and called `separately`: written
 into the scan loop, the views and copies cost seconds of compile time.
 """
 from .alloc_runtime import strided_view
@@ -14,7 +16,7 @@ from .blas import _like, gemm_into_call
 from .runtime import jit
 from .separate import separately
 
-__all__ = ["chunk_product_call"]
+__all__ = ["chunk_product_call", "chunk_row_sum_call"]
 
 
 @jit
@@ -45,3 +47,17 @@ def chunk_product(acc, x, x_lo, y, y_lo, y_step, kk):
 
 
 chunk_product_call = separately(chunk_product, any_layout=True)
+
+
+@jit
+def chunk_row_sum(acc, y, y_lo, y_step, kk):
+    """``acc += sum over m < kk of y[y_lo + y_step * m].sum(axis=0)``: column sums of a chunk."""
+    for m in range(kk):
+        ym = y[y_lo + y_step * m]
+        for r in range(ym.shape[0]):
+            for c in range(ym.shape[1]):
+                acc[c] += ym[r, c]
+    return acc
+
+
+chunk_row_sum_call = separately(chunk_row_sum, any_layout=True)

@@ -40,18 +40,27 @@ per chunk is chosen at run time from the rows of ``q_t``:
 ``C = max(1, ceil(CHUNK_ROWS / B))``. Tests lower `CHUNK_ROWS` so small loops
 run several chunks and a partial last one.
 
+The bias gradient's accumulator ``acc + SumTo(q_t, (H,))`` (or ``+ Sum(q_t,
+axis=0)``), a sum over the rows of a per-step (B, H) value, becomes a nit_sot
+*summed over rows* (sequence entry ``ROW_SUM``): each chunk adds the column
+sums of its staged rows, and the staging buffer is dW's and dU's when `q_t` is
+their value (checked at run time, as between dW and dU). Outside, the SumTo
+is applied to the (H,) total (SumTo is linear; a no-op unless the bias
+broadcast over H).
+
 `scan_pushout_accumulators` (``pushout.py``), which runs earlier, leaves
-these accumulators in the loop (and the per-step sums of the bias gradient,
-which cost nothing per step and would otherwise need the T-long ``dpre``).
+these accumulators in the loop (and other per-step sums, which would otherwise
+need the T-long ``dpre``).
 """
 from __future__ import annotations
 
 from ...graph.rewriting import InToOut, can_replace, node_rewriter
 from ...tensor.elemwise import Elemwise
 from ...tensor.math import Dot, Sum
-from ...tensor.shape import DimShuffle, SumTo
+from ...tensor.shape import DimShuffle, SumTo, shape_i, sum_to
 from ...tensor.subtensor import getitem
 from ..args import ScanArgs
+from ..info import ROW_SUM
 from ..op import Scan
 from .basic import rebuild
 
@@ -81,6 +90,24 @@ def chunk_terms(f, seqs, inv):
     return [(seqs[s], q)]
 
 
+def row_sum_term(f, inv):
+    """``[(ROW_SUM, q)]`` if `f` is ``SumTo(q, (H,))``, ``SumTo(q, (1, H))`` with the 1
+    dropped (a broadcast bias row) or ``Sum(q, axis=0)`` of a per-step 2-d `q` of `f`'s
+    dtype (a sum over the rows), else None."""
+    n = f.owner
+    if n is not None and isinstance(n.op, DimShuffle) and n.op.new_order == (1,) and \
+            n.inputs[0].owner is not None and isinstance(n.inputs[0].owner.op, SumTo):
+        n = n.inputs[0].owner     # SumTo(q, (1, H)) sums the rows (its size-1 target) too
+    if n is None or f.ndim != 1 or n.inputs[0] in inv:
+        return None
+    q = n.inputs[0]
+    if q.ndim != 2 or q.dtype != f.dtype:
+        return None
+    if isinstance(n.op, SumTo) or (isinstance(n.op, Sum) and n.op.axis == (0,)):
+        return [(ROW_SUM, q)]
+    return None
+
+
 def is_step_sum(f, inv):
     """Whether `f` is a Sum/SumTo of a per-step value (summed in the loop: no stacked rows)."""
     n = f.owner
@@ -105,7 +132,8 @@ def _accumulators(fgraph, args, op):
                 and len(add.inputs) == 2 and a_in in add.inputs):
             continue
         f = add.inputs[1 - add.inputs.index(a_in)]
-        terms = None if f is a_in or f.type != a_out.type else chunk_terms(f, seqs, inv)
+        terms = None if f is a_in or f.type != a_out.type else \
+            chunk_terms(f, seqs, inv) or row_sum_term(f, inv)
         if terms:
             out.append((j, last, terms))
     return out
@@ -113,7 +141,8 @@ def _accumulators(fgraph, args, op):
 
 @node_rewriter([Scan])
 def scan_chunk_accumulators(fgraph, node):
-    """Accumulators ``acc + dot(s_t.T, q_t)`` become nit_sots summed in chunks of steps."""
+    """Accumulators ``acc + dot(s_t.T, q_t)`` (or ``+ SumTo(q_t, (H,))``) become nit_sots
+    summed in chunks of steps."""
     op = node.op
     if op.info.as_while or not op.info.n_sit_sot:
         return None
@@ -135,7 +164,10 @@ def scan_chunk_accumulators(fgraph, node):
     for j, last, _ in done:
         value = getitem(inits[j], 0)
         for k in sums[j]:
-            value = value + new.outputs[new.op.info.outer_out_nit_sot[k]]
+            total = new.outputs[new.op.info.outer_out_nit_sot[k]]
+            if new.op.info.nit_sot_row_sum(k):   # the step's SumTo, on the total
+                total = sum_to(total, (shape_i(inits[j], 1),))
+            value = value + total
         if not all(can_replace(v, value) for v in last):
             return None
         repl.update({v: value for v in last})

@@ -290,6 +290,9 @@ def _emit_zero_step_rows(w, op, ctx):
         nd = op.inner_outputs[info.inner_out_nit_sot[k]].type.ndim
         dims = "".join(f"{names[out]}[{d}], " for d in range(nd))
         summed = info.nit_sot_sum(k)
+        if info.nit_sot_row_sum(k):   # no step: the sum is zeros (H,)
+            w(2, f"sum{k} = alloc_zeros(({names[out]}[1],), sum{k}.dtype)")
+            continue
         if summed is not None:   # no step: the sum is zeros (In, H)
             w(2, f"sum{k} = alloc_zeros((seq{summed[0]}.shape[2], {names[out]}[1]), sum{k}.dtype)")
             continue
@@ -331,6 +334,7 @@ def _emit_in_time_order(w, buf, total, rows):
 #                                                          sequences run backwards in memory)
 #   after its last step (or the loop's):  sum += X.T @ Y    chunk_product_call: one gemm,
 #       X = seq[c0:t+1] as (kk*B, In) rows, Y = the kk staged rows as (kk*B, H)
+#     or, summed over rows (ROW_SUM):     sum += column sums of Y      chunk_row_sum_call
 #
 # A backward scan reads the trace reversed (negative row stride): the staged rows then go
 # from the buffer's end, so that X and Y are both read in memory order without a copy. The
@@ -359,8 +363,9 @@ def _chunk_home(op, ks):
 def _emit_chunk_alloc(w, op):
     info = op.info
     groups = _chunk_groups(op)
-    if groups:
-        w(1, f"ck_rev = seq{info.nit_sot_sum(groups[0][1][0])[0]}.strides[0] < 0")
+    seqs = [info.nit_sot_sum(k)[0] for _, ks in groups for k in ks if not info.nit_sot_row_sum(k)]
+    if groups:   # column sums read the rows in any order
+        w(1, f"ck_rev = seq{seqs[0]}.strides[0] < 0" if seqs else "ck_rev = False")
     for g, ((o, _), ks) in enumerate(groups):
         t = op.inner_outputs[o].type
         dt = np_dtype(t.dtype)
@@ -371,7 +376,8 @@ def _emit_chunk_alloc(w, op):
         for k in ks:
             cols = "0" if t.shape[-1] is None else str(t.shape[-1])
             rows = "0" if t.shape[-1] is None else f"seq{info.nit_sot_sum(k)[0]}.shape[2]"
-            w(1, f"sum{k} = alloc_zeros(({rows}, {cols}), {dt})")
+            shape = f"({cols},)" if info.nit_sot_row_sum(k) else f"({rows}, {cols})"
+            w(1, f"sum{k} = alloc_zeros({shape}, {dt})")
 
 
 def _emit_chunk_y(w, d, g, home):
@@ -409,8 +415,8 @@ def _emit_chunk_step(w, op, d):
         w(d + 1, f"if not (stg{g}_home or stg{g}_alias):")
         w(d + 2, f"stg{g} = alloc_empty((stg{g}_k,) + out[{o}].shape, stg{g}.dtype)")
         for k in ks:
-            w(d + 1, f"sum{k} = alloc_zeros((seq{info.nit_sot_sum(k)[0]}.shape[2], "
-                     f"out[{o}].shape[1]), sum{k}.dtype)")
+            rows = "" if info.nit_sot_row_sum(k) else f"seq{info.nit_sot_sum(k)[0]}.shape[2], "
+            w(d + 1, f"sum{k} = alloc_zeros(({rows}out[{o}].shape[1],), sum{k}.dtype)")
         w(d, f"ck_i = t % stg{g}_k")
         if home is not None:
             w(d, f"if stg{g}_home:")
@@ -426,6 +432,9 @@ def _emit_chunk_step(w, op, d):
             w(d + 1, "else:")
         _emit_chunk_y(w, d + 1 + alias, g, home)
         for k in ks:
+            if info.nit_sot_row_sum(k):
+                w(d + 1, f"chunk_row_sum_call(sum{k}, ck_y, ck_lo, ck_dir, ck_i + 1)")
+                continue
             w(d + 1, f"chunk_product_call(sum{k}, seq{info.nit_sot_sum(k)[0]}, t - ck_i, ck_y, "
                      f"ck_lo, ck_dir, ck_i + 1)")
 
