@@ -18,6 +18,13 @@
     Raise glibc's mmap and trim thresholds when the numba backend first compiles,
     so large arrays freed by one call are reused by the next without page faults
     (``BPTT_MALLOC_TUNING=0`` to keep glibc's defaults; see link/numba/allocator.py).
+``chunk_rows``
+    Stacked rows per chunk of a backward loop's weight-gradient sums
+    (``BPTT_CHUNK_ROWS``, default 1024; `scan_chunk_accumulators`): each chunk of
+    about ``chunk_rows / batch`` steps keeps its step cotangents (``chunk_rows`` rows)
+    and adds them to the gradients with one matrix product. Fewer rows use less
+    memory and run the product in smaller, slower pieces. Read when a function is
+    compiled, so it is part of the compiled code (and of the graph memo's key).
 """
 from __future__ import annotations
 
@@ -35,13 +42,26 @@ class _Config:
         self.exclude_rewrites = tuple(
             n for n in os.environ.get("BPTT_EXCLUDE_REWRITES", "").split(",") if n)
         self.malloc_tuning = os.environ.get("BPTT_MALLOC_TUNING", "1") not in ("", "0")
+        self.chunk_rows = _int_from_env("BPTT_CHUNK_ROWS", 1024)
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float32", "float64"):
             raise ValueError(f"floatX must be 'float32' or 'float64', got {value!r}")
         if name == "mode" and value not in ("NUMBA", "PY"):
             raise ValueError(f"mode must be 'NUMBA' or 'PY', got {value!r}")
+        if name == "chunk_rows" and (isinstance(value, bool) or not isinstance(value, int)
+                                     or value < 1):
+            raise ValueError(f"chunk_rows must be an int of at least 1, got {value!r} "
+                             "(BPTT_CHUNK_ROWS sets it from the environment)")
         object.__setattr__(self, name, value)
+
+
+def _int_from_env(name, default):
+    text = os.environ.get(name, "")
+    try:
+        return int(text) if text else default
+    except ValueError:
+        raise ValueError(f"{name}={text!r} is not an integer") from None
 
 
 config = _Config()

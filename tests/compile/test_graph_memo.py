@@ -75,7 +75,10 @@ def test_the_mode_and_the_configuration_are_part_of_the_key(monkeypatch):
     numba_key = graph_key(fg, "NUMBA")
     assert graph_key(fg, "PY") != numba_key
     monkeypatch.setattr(bptt.config, "exclude_rewrites", ("fuse_elemwise",))
-    assert graph_key(fg, "NUMBA") != numba_key
+    excluded_key = graph_key(fg, "NUMBA")
+    assert excluded_key != numba_key
+    monkeypatch.setattr(bptt.config, "chunk_rows", 6)   # read by a rewrite, not by the graph
+    assert graph_key(fg, "NUMBA") not in (numba_key, excluded_key)
 
 
 class _Callback(Op):

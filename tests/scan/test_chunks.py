@@ -8,13 +8,12 @@ broadcast bias row's; a loop with ``until`` keeps its accumulator; debugprint na
 the sums. Values: one graph holding two RNN gradients -- symbolic n_steps (0 and fewer
 than T included; float64), go_backwards with truncate_gradient (the backward reads X forward
 and the trace reversed: one of them is copied per chunk; float32) -- compiled once per mode,
-against the same graph in PY with the pass excluded; `CHUNK_ROWS` is lowered so that
+against the same graph in PY with the pass excluded; `config.chunk_rows` is lowered so that
 hypothesis over T and B gives several chunks of 1 to 6 steps and a partial last chunk.
 """
 from __future__ import annotations
 
 import io
-import sys
 from contextlib import redirect_stdout
 
 import numpy as np
@@ -24,16 +23,16 @@ from hypothesis import strategies as st
 
 import bptt
 import bptt.tensor as T
+from bptt.config import config
 from bptt.graph.traversal import toposort
 from bptt.scan.info import ROW_SUM, ScanInfo
-from bptt.tensor.basic import Alloc, Join
+from bptt.tensor.basic import Join
 
 from ..helpers import lstm_grad_graph
 from .test_rewriting import backward_scan, rewritten
 
 import bptt.compile.passes  # noqa: F401  (loads the rewrite modules)
 
-chunks = sys.modules["bptt.scan.rewriting.chunks"]
 PASS = "scan_chunk_accumulators"
 
 
@@ -62,7 +61,7 @@ def test_rnn_backward_sums_weight_gradients_in_chunks():
     node = backward_scan(fg)
     # dU (with X's rows), dW (with h's rows) and db (over rows): summed; nothing stacked
     assert len(_summed(node)) == 3
-    assert all(e is not None and e[1] == chunks.CHUNK_ROWS for e in _summed(node))
+    assert all(e is not None and e[1] == config.chunk_rows for e in _summed(node))
     assert [e[0] == ROW_SUM for e in _summed(node)].count(True) == 1
     # only the step cotangent carry stays a state; no per-step sum; no T-long join of h
     assert node.op.info.n_states == 1
@@ -158,11 +157,11 @@ def _functions(mode):
         ins, outs = _graph()
         with excluding((PASS,)):
             before = bptt.function(ins, outs, mode="PY")
-        default, chunks.CHUNK_ROWS = chunks.CHUNK_ROWS, ROWS   # read when rewriting
+        default, config.chunk_rows = config.chunk_rows, ROWS   # read when rewriting
         try:
             _FUNCS[mode] = before, bptt.function(ins, outs, mode=mode)
         finally:
-            chunks.CHUNK_ROWS = default
+            config.chunk_rows = default
     return _FUNCS[mode]
 
 

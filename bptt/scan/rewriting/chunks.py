@@ -23,7 +23,7 @@ that sum::
 
     sit_sot acc: acc_t = acc_{t-1} + dot(s_t.T, q_t)       outer: acc[-1]
       -->
-    nit_sot q (summed with sequence s, chunks of CHUNK_ROWS rows)
+    nit_sot q (summed with sequence s, chunks of config.chunk_rows rows)
                                                            outer: acc_init[0] + sum
 
 A sum of such terms gives one summed nit_sot per term. The accumulator must
@@ -37,8 +37,9 @@ sum is zeros and the accumulator keeps its initial value.
 ``Scan.perform`` adds one product per step (the reference); the numba
 lowering (``bptt/link/numba/dispatch/scan.py``) chunks. The number of steps
 per chunk is chosen at run time from the rows of ``q_t``:
-``C = max(1, ceil(CHUNK_ROWS / B))``. Tests lower `CHUNK_ROWS` so small loops
-run several chunks and a partial last one.
+``C = max(1, ceil(R / B))`` with ``R = bptt.config.chunk_rows`` (1024, read when
+rewriting, so part of the compiled code). Tests lower it so small loops run several
+chunks and a partial last one.
 
 The bias gradient's accumulator ``acc + SumTo(q_t, (H,))`` (or ``+ Sum(q_t,
 axis=0)``), a sum over the rows of a per-step (B, H) value, becomes a nit_sot
@@ -54,6 +55,7 @@ need the T-long ``dpre``).
 """
 from __future__ import annotations
 
+from ...config import config
 from ...graph.rewriting import InToOut, can_replace, node_rewriter
 from ...tensor.elemwise import Elemwise
 from ...tensor.math import Dot, Sum
@@ -63,9 +65,6 @@ from ..args import ScanArgs
 from ..info import ROW_SUM
 from ..op import Scan
 from .basic import rebuild
-
-#: Stacked rows per chunk (about): K steps of B rows with K * B >= CHUNK_ROWS.
-CHUNK_ROWS = 1024
 
 
 def chunk_terms(f, seqs, inv):
@@ -155,7 +154,7 @@ def scan_chunk_accumulators(fgraph, node):
     for j, _, terms in done:
         for seq, q in terms:
             if (seq, q) not in made:
-                args.add_nit_sot(q, args.n_steps, summed=(seq, CHUNK_ROWS))
+                args.add_nit_sot(q, args.n_steps, summed=(seq, config.chunk_rows))
                 made[(seq, q)] = len(args.outer_in_nit_sot) - 1
             sums.setdefault(j, []).append(made[(seq, q)])
     for j in sorted(inits, reverse=True):

@@ -1,0 +1,37 @@
+"""`bptt.config`: settings a user can set are checked when set, naming the setting."""
+from __future__ import annotations
+
+import pytest
+
+import bptt
+
+
+@pytest.mark.parametrize("name, bad, message", [
+    ("floatX", "float16", "floatX must be 'float32' or 'float64'"),
+    ("mode", "FAST", "mode must be 'NUMBA' or 'PY'"),
+    ("chunk_rows", 0, "chunk_rows must be an int of at least 1"),
+    ("chunk_rows", -3, "chunk_rows must be an int of at least 1"),
+    ("chunk_rows", 2.5, "chunk_rows must be an int of at least 1"),
+    ("chunk_rows", "64", "chunk_rows must be an int of at least 1"),
+    ("chunk_rows", True, "chunk_rows must be an int of at least 1"),
+])
+def test_a_bad_value_is_refused_and_the_old_one_kept(name, bad, message):
+    before = getattr(bptt.config, name)
+    with pytest.raises(ValueError, match=message):
+        setattr(bptt.config, name, bad)
+    assert getattr(bptt.config, name) == before
+
+
+def test_chunk_rows_default_and_environment(monkeypatch):
+    from bptt.config import _Config
+
+    monkeypatch.delenv("BPTT_CHUNK_ROWS", raising=False)
+    assert _Config().chunk_rows == 1024
+    monkeypatch.setenv("BPTT_CHUNK_ROWS", "256")
+    assert _Config().chunk_rows == 256
+    monkeypatch.setenv("BPTT_CHUNK_ROWS", "0")
+    with pytest.raises(ValueError, match="chunk_rows must be an int of at least 1"):
+        _Config()
+    monkeypatch.setenv("BPTT_CHUNK_ROWS", "many")
+    with pytest.raises(ValueError, match="BPTT_CHUNK_ROWS='many' is not an integer"):
+        _Config()
