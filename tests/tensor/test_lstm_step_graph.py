@@ -15,7 +15,10 @@ import pytest
 
 import bptt
 import bptt.tensor as T
+from bptt.graph.traversal import ancestors
 from bptt.tensor.basic import Alloc, Join
+from bptt.tensor.blas import Gemm
+from bptt.tensor.math import Dot
 from bptt.tensor.shape import SumTo
 from bptt.tensor.subtensor import IncSubtensor
 
@@ -61,11 +64,14 @@ def test_no_unbroadcast_over_the_batch_remains(lstm_gradient_py):
     op, nodes = backward_step(lstm_gradient_py)
     sums = [n for n in nodes if isinstance(n.op, SumTo)]
     assert len(sums) <= 8
-    inner_inputs = set(op.inner_inputs)
-    # every SumTo over the batch dimension reads the size of a state row, not a product's
+    # every SumTo over the batch dimension reads the size of a state or trace row (an
+    # inner input, or elementwise work on inner inputs only: the loss cotangent read
+    # through scan_read_through_join's mask), never a product's
     batch_sources = {n.inputs[1].owner.inputs[0] for n in sums
                      if n.inputs[1].owner is not None and n.inputs[1].owner.inputs}
-    assert batch_sources <= inner_inputs
+    products = [n for n in ancestors(list(batch_sources), blockers=op.inner_inputs)
+                if n.owner is not None and isinstance(n.owner.op, (Dot, Gemm))]
+    assert batch_sources and products == []
 
 
 def _numpy_lstm_gradient(X, h0, c0, Wx, Wh, b):

@@ -218,9 +218,11 @@ def test_rnn_gradient_loses_its_zeros_and_constant_factors():
     outer = fg.toposort()
     assert not any(isinstance(n.op, IncSubtensor) for n in outer)
     assert not any(isinstance(n.op, Sum) and n.op.axis == (0,) for n in outer)
-    # db is the summed cotangent itself (no zeros + ...), dU a plain product
+    # db and dU are the backward loop's chunked sums themselves (scan_chunk_accumulators):
+    # no zeros + ... (db's SumTo to b's shape is a no-op unless b broadcasts)
     assert fg.outputs[3].owner.op.__class__.__name__ == "SumTo"
-    assert fg.outputs[1].owner.op.__class__.__name__ == "Dot"
+    assert fg.outputs[3].owner.inputs[0].owner.op.__class__.__name__ == "Scan"
+    assert fg.outputs[1].owner.op.__class__.__name__ == "Scan"
     # the loss's gradient 0.5 * (2.0 * h) is h, and the loss's sum(h * h) one loop
     # (elemwise_reduce.py): no elementwise product over the trace
     assert sum(str(n.op) == "mul" and n.outputs[0].ndim == 3 for n in outer) == 0
