@@ -1,0 +1,87 @@
+"""Where a cold compile's CPU time goes: the exclusive CPU seconds of each numba function.
+
+Builds the RNN or LSTM forward+backward function of `bptt_rnn.bptt_function` and
+calls it once, in a fresh process with empty bptt and numba cache directories,
+listening to numba's compile events. A function's exclusive time is its compile
+time minus that of the functions compiled while it was being compiled (its
+callees, overloads and intrinsics' helpers). The rest of the process's CPU time
+(imports, numba's initialisation, bptt's rewrites, the call itself) is one row.
+
+Usage: python benchmarks/compile_profile.py [rnn|lstm] [--dtype float64] [--top 15] [--json FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+
+
+def profile_child(kind, dtype, top, json_path):
+    c0 = time.process_time()
+    from numba.core import event
+
+    class ExclusiveTimes(event.Listener):
+        def __init__(self):
+            self.stack, self.seconds = [], defaultdict(float)
+
+        def on_start(self, ev):
+            self.stack.append([_name(ev), time.process_time(), 0.0])
+
+        def on_end(self, ev):
+            name, start, inner = self.stack.pop()
+            spent = time.process_time() - start
+            self.seconds[name] += spent - inner
+            if self.stack:
+                self.stack[-1][2] += spent
+
+    listener = ExclusiveTimes()
+    event.register("numba:compile", listener)
+    from bptt_rnn import bptt_function  # imports bptt inside the measured time
+    from impls.cases import data
+    f = bptt_function(kind, dtype)
+    f(*data(kind, 4, 2, 3, 5, dtype))
+    total = time.process_time() - c0
+    numba_total = sum(listener.seconds.values())
+    rows = sorted(listener.seconds.items(), key=lambda kv: -kv[1])
+    print(f"{kind} {dtype}: {total:.2f} CPU s in all; numba compiles {numba_total:.2f} s "
+          f"({len(rows)} functions); the rest {total - numba_total:.2f} s")
+    for name, seconds in rows[:top]:
+        print(f"  {seconds:6.2f}  {name}")
+    if json_path:
+        with open(json_path, "w") as fh:
+            json.dump({"total": total, "numba": numba_total, "functions": dict(rows)}, fh, indent=1)
+
+
+def _name(ev):
+    dispatcher = ev.data.get("dispatcher")
+    func = getattr(dispatcher, "py_func", None)
+    name = getattr(func, "__qualname__", None) or repr(dispatcher)
+    module = getattr(func, "__module__", "") or ""
+    return f"{module.rsplit('.', 1)[-1]}.{name}" if module else name
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("kind", nargs="?", default="rnn", choices=["rnn", "lstm"])
+    p.add_argument("--dtype", default="float64")
+    p.add_argument("--top", type=int, default=15)
+    p.add_argument("--json", default=None, help="also write every function's seconds here")
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args()
+    if a.child:
+        return profile_child(a.kind, a.dtype, a.top, a.json)
+    with tempfile.TemporaryDirectory(prefix="bptt-compile-") as cache:
+        env = dict(os.environ, BPTT_CACHE_DIR=os.path.join(cache, "bptt"),
+                   NUMBA_CACHE_DIR=os.path.join(cache, "numba"))
+        args = [sys.executable, os.path.abspath(__file__), a.kind, "--dtype", a.dtype,
+                "--top", str(a.top), "--child"] + (["--json", a.json] if a.json else [])
+        subprocess.run(args, env=env, check=True, cwd=os.path.dirname(os.path.abspath(__file__)))
+
+
+if __name__ == "__main__":
+    main()
