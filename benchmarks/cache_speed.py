@@ -108,15 +108,21 @@ def cache_stats():
 
 
 def time_calls(run, args, seconds):
-    """One warm-up call, then calls for about `seconds` (at least 3): median and count."""
+    """One warm-up call, then calls for about `seconds` (at least 3).
+
+    Median wall seconds per call, median CPU seconds of this thread per call (the
+    process runs on one CPU with one BLAS thread, so that is the call's work,
+    without the time other jobs held the CPU), and the number of calls.
+    """
     run(*args)
-    times = []
+    wall, cpu = [], []
     end = time.perf_counter() + seconds
-    while len(times) < 3 or time.perf_counter() < end:
-        t0 = time.perf_counter()
+    while len(wall) < 3 or time.perf_counter() < end:
+        c0, t0 = time.thread_time(), time.perf_counter()
         run(*args)
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), len(times)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.thread_time() - c0)
+    return {"median": float(np.median(wall)), "cpu": float(np.median(cpu)), "calls": len(wall)}
 
 
 def child(cases, dtype, seconds):
@@ -136,8 +142,7 @@ def child(cases, dtype, seconds):
     counter.close()
     per_call = {}
     for case in cases:
-        median, n = time_calls(built.run, inputs[case], seconds)
-        per_call[case] = {"median": median, "calls": n}
+        per_call[case] = time_calls(built.run, inputs[case], seconds)
     return {"build": build, "compiles": compiles, "compiled": names, "cache_hits": hits,
             "cache_misses": misses, "per_call": per_call, "loss": losses,
             "malloc_tuned": peers._malloc_tuned("bptt")}
@@ -184,8 +189,8 @@ def run_cell(runner, kind, cases, dtype, pairs, seconds, log):
                 res["new_cache_files"] = count_files(filled) - before
             res["pair"] = i
             cell[arm].append(res)
-            calls = ", ".join(f"{c} {res['per_call'][c]['median'] * 1e3:.3f} ms"
-                              for c in cases)
+            calls = ", ".join(f"{c} {res['per_call'][c]['median'] * 1e3:.3f} ms "
+                              f"(cpu {res['per_call'][c]['cpu'] * 1e3:.3f})" for c in cases)
             log(f"  pair {i + 1} {arm:>6}: build {res['build']['cpu']:5.2f} CPU s, "
                 f"{res['compiles']} compiles, cache hits {res['cache_hits']} misses "
                 f"{res['cache_misses']}; {calls} (load {load})")
@@ -207,23 +212,34 @@ def loaded_cleanly(res):
     return res["compiles"] == 0 and res["cache_misses"] == 0 and not res.get("new_cache_files")
 
 
+METRICS = {"median": "wall-clock", "cpu": "CPU time of the calling thread"}
+
+
+def compare(cell, case, metric):
+    """Fresh against cached per-call medians of one case: the row's numbers for `metric`."""
+    fresh = [r["per_call"][case][metric] for r in cell["fresh"] if metric in r["per_call"][case]]
+    cached = [r["per_call"][case][metric] for r in cell["cached"]
+              if metric in r["per_call"][case]]
+    out = {"fresh": fresh, "cached": cached}
+    if fresh and cached:
+        by_pair = {r["pair"]: r["per_call"][case][metric] for r in cell["fresh"]}
+        pair_ratios = [r["per_call"][case][metric] / by_pair[r["pair"]]
+                       for r in cell["cached"] if r["pair"] in by_pair]
+        out.update(fresh_median=float(np.median(fresh)), cached_median=float(np.median(cached)),
+                   ratio=float(np.median(cached) / np.median(fresh)),
+                   ci=bootstrap_ratio(fresh, cached), pair_ratios=pair_ratios,
+                   cached_slower=sum(p > 1 for p in pair_ratios))
+    return out
+
+
 def summarize(cells):
     """One row per (case, dtype) from the cells' per-process results."""
     rows = []
     for cell in cells:
         for case in cell["cases"]:
-            fresh = [r["per_call"][case]["median"] for r in cell["fresh"]]
-            cached = [r["per_call"][case]["median"] for r in cell["cached"]]
-            row = {"case": case, "dtype": cell["dtype"], "fresh": fresh, "cached": cached}
-            if fresh and cached:
-                by_pair = {r["pair"]: r["per_call"][case]["median"] for r in cell["fresh"]}
-                pair_ratios = [r["per_call"][case]["median"] / by_pair[r["pair"]]
-                               for r in cell["cached"] if r["pair"] in by_pair]
-                row.update(
-                    fresh_median=float(np.median(fresh)), cached_median=float(np.median(cached)),
-                    ratio=float(np.median(cached) / np.median(fresh)),
-                    ci=bootstrap_ratio(fresh, cached), pair_ratios=pair_ratios,
-                    cached_slower=sum(p > 1 for p in pair_ratios))
+            row = {"case": case, "dtype": cell["dtype"]}
+            for metric in METRICS:
+                row[metric] = compare(cell, case, metric)
             row["fresh_build_cpu"] = [r["build"]["cpu"] for r in cell["fresh"]]
             row["cached_build_cpu"] = [r["build"]["cpu"] for r in cell["cached"]]
             row["unclean"] = sum(not loaded_cleanly(r) for r in cell["cached"])
@@ -238,16 +254,17 @@ def _range(values, scale=1.0, spec=".3f"):
     return f"{min(values) * scale:{spec}}-{max(values) * scale:{spec}}" if values else "-"
 
 
-def table(rows):
+def table(rows, metric="median"):
     lines = ["| case | dtype | pairs | fresh ms | (min-max) | cached ms | (min-max) | "
              "cached / fresh | 95% bootstrap | pair ratios | cached slower |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for r in rows:
+    for row in rows:
+        r = row[metric]
         if "ratio" not in r:
-            lines.append(f"| {r['case']} | {r['dtype']} | 0 | - | - | - | - | - | - | - | - |")
+            lines.append(f"| {row['case']} | {row['dtype']} | 0 | - | - | - | - | - | - | - | - |")
             continue
         lines.append(
-            f"| {r['case']} | {r['dtype']} | {len(r['pair_ratios'])} | "
+            f"| {row['case']} | {row['dtype']} | {len(r['pair_ratios'])} | "
             f"{r['fresh_median'] * 1e3:.3f} | {_range(r['fresh'], 1e3)} | "
             f"{r['cached_median'] * 1e3:.3f} | {_range(r['cached'], 1e3)} | "
             f"{r['ratio']:.3f} | {r['ci'][0]:.3f}-{r['ci'][1]:.3f} | "
@@ -282,9 +299,11 @@ def markdown(results):
            "Per call: median over processes of each process's median per call; ratio = "
            "cached / fresh of those medians; the bootstrap interval resamples processes "
            "within each arm; pair ratios: cached / fresh of the two processes of a pair; "
-           "cached slower: pairs where the cached process was slower.", ""]
-    out += table(results["rows"]) + [""]
-    out += ["Build (first call, CPU s, median and min-max over processes). A cached "
+           "cached slower: pairs where the cached process was slower."]
+    for metric, what in METRICS.items():
+        out += ["", f"## Per call, {what}", ""] + table(results["rows"], metric)
+    out += ["", "## Build", "",
+            "First call, CPU s, median and min-max over processes. A cached "
             "process counts as compiled if numba fired a compile event, missed its disk "
             "cache, or wrote a file to the cache.", ""]
     out += build_table(results["rows"]) + [""]

@@ -2,7 +2,7 @@
 
 The reference is checked against bptt's gradient (PY mode: no compilation) on
 tiny cases; the driver's parsing, summary and table are checked on a fake
-result. Nothing here times anything.
+result. Nothing here measures speed.
 """
 import mmap
 import os
@@ -138,8 +138,8 @@ def _process(pair, small, medium, compiles=0, build=0.3, load=1.0):
     return {"pair": pair, "build": {"wall": build, "cpu": build}, "compiles": compiles,
             "cache_misses": 0, "new_cache_files": 0, "load": load,
             "loss": {"rnn-small": 1.5, "rnn-medium": 2.5},
-            "per_call": {"rnn-small": {"median": small, "calls": 100},
-                         "rnn-medium": {"median": medium, "calls": 50}}}
+            "per_call": {"rnn-small": {"median": small, "cpu": small / 2, "calls": 100},
+                         "rnn-medium": {"median": medium, "cpu": medium / 2, "calls": 50}}}
 
 
 def fake_cell():
@@ -153,7 +153,8 @@ def fake_cell():
 
 
 def test_cache_speed_summary():
-    small, medium = cache_speed.summarize([fake_cell()])
+    rows = cache_speed.summarize([fake_cell()])
+    small, medium = (r["median"] for r in rows)
     assert small["fresh_median"] == pytest.approx(1.1e-3)
     assert small["cached_median"] == pytest.approx(1.2e-3)
     assert small["ratio"] == pytest.approx(1.2 / 1.1)
@@ -161,7 +162,9 @@ def test_cache_speed_summary():
     assert small["cached_slower"] == 2  # 1.0 is not slower
     lo, hi = small["ci"]
     assert 1.1 / 1.2 <= lo <= small["ratio"] <= hi <= 1.65 / 1.0
-    assert small["unclean"] == 1 and small["same_loss"]
+    assert rows[0]["unclean"] == 1 and rows[0]["same_loss"]
+    assert rows[0]["cpu"]["ratio"] == pytest.approx(small["ratio"])  # cpu: wall / 2 here
+    assert rows[0]["cpu"]["fresh_median"] == pytest.approx(0.55e-3)
     assert medium["ratio"] == pytest.approx(1.1) and medium["ci"] == pytest.approx((1.1, 1.1))
     assert medium["cached_slower"] == 3
     assert cache_speed.bootstrap_ratio([1.0, 2.0], [1.0, 2.0]) == cache_speed.bootstrap_ratio(
@@ -177,9 +180,11 @@ def test_cache_speed_table():
                "rows": rows}
     text = cache_speed.markdown(results)
     assert "commit abc1234" in text and "at start (1.0, 1.0, 1.0)" in text
-    lo, hi = rows[1]["ci"]
+    lo, hi = rows[1]["median"]["ci"]
     assert ("| rnn-medium | float64 | 3 | 4.000 | 4.000-4.000 | 4.400 | 4.400-4.400 | 1.100 | "
             f"{lo:.3f}-{hi:.3f} | 1.100-1.100 | 3/3 |") in text
+    assert "| rnn-medium | float64 | 3 | 2.000 | 2.000-2.000 | 2.200 | 2.200-2.200 | 1.100 |" in text
+    assert text.index("## Per call, wall-clock") < text.index("## Per call, CPU time")
     assert "| rnn-small | float64 | 8.00 (8.00-8.00) | 0.30 (0.30-0.30) | 1/3 | yes | 1.0-1.0 |" in text
     empty = cache_speed.summarize([dict(fake_cell(), fresh=[], cached=[])])
     assert "| rnn-small | float64 | 0 | - |" in "\n".join(cache_speed.table(empty))
@@ -187,8 +192,9 @@ def test_cache_speed_table():
 
 def test_cache_speed_child_helpers():
     calls = []
-    median, n = cache_speed.time_calls(lambda x: calls.append(x), [1], 0.0)
-    assert n == 3 and len(calls) == 4 and median >= 0  # one warm-up call, at least 3 timed
+    timed = cache_speed.time_calls(lambda x: calls.append(x), [1], 0.0)
+    assert timed["calls"] == 3 and len(calls) == 4  # one warm-up call, at least 3 timed
+    assert timed["median"] >= 0 and timed["cpu"] >= 0
     import numba
 
     counter = cache_speed.CompileCounter()
