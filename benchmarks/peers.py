@@ -278,7 +278,13 @@ def child_main(argv):
 
 # == the parent ===========================================================================
 class Runner:
-    """Starts children with one BLAS thread, a cache directory and bptt's source."""
+    """Starts children with one BLAS thread, a cache directory and bptt's source.
+
+    A child is ``script --child argv...`` (another benchmark can subclass with its own
+    script, which must print ``RESULT <json>``).
+    """
+
+    script = os.path.abspath(__file__)
 
     def __init__(self, bptt_src, work_dir):
         self.bptt_src, self.work_dir = bptt_src, work_dir
@@ -297,7 +303,7 @@ class Runner:
 
     def run(self, argv, cache=None, timeout=900, memory=False):
         """The child's RESULT, or raise ChildFailed with the end of its stderr."""
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", *argv]
+        cmd = [sys.executable, self.script, "--child", *argv]
         try:
             proc = subprocess.run(cmd, env=self.env(cache, memory), capture_output=True,
                                   text=True, timeout=timeout)

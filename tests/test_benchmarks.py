@@ -1,8 +1,8 @@
-"""benchmarks/peers.py: the NumPy reference BPTT, the output check, the report.
+"""benchmarks/peers.py and cache_speed.py: the NumPy reference BPTT, the output check, the report.
 
 The reference is checked against bptt's gradient (PY mode: no compilation) on
 tiny cases; the driver's parsing, summary and table are checked on a fake
-result. Nothing here times anything.
+result. Nothing here measures speed.
 """
 import mmap
 import os
@@ -114,3 +114,96 @@ def _touch_new_pages(nbytes):
 def test_peak_memory_sees_an_allocation():
     mem = peers.peak_memory(_touch_new_pages, [64 * 2 ** 20])
     assert mem is None or mem >= 60 * 2 ** 20
+
+
+# -- benchmarks/cache_speed.py: cached against fresh code -------------------------------
+with mock.patch.dict(os.environ):
+    import cache_speed  # noqa: E402
+
+
+def test_cache_speed_parse_args():
+    a = cache_speed.parse_args([])
+    assert (a.cases, a.dtypes, a.pairs, a.seconds) == (
+        ["rnn-small", "rnn-medium", "lstm"], ["float64"], 5, 1.0)
+    a = cache_speed.parse_args(["--cases", "lstm", "--dtypes", "float64,float32",
+                                "--pairs", "3", "--seconds", "0.5", "--json", "x.json"])
+    assert (a.cases, a.dtypes, a.pairs, a.seconds, a.json) == (
+        ["lstm"], ["float64", "float32"], 3, 0.5, "x.json")
+    for bad in (["--cases", "gru"], ["--dtypes", "float16"], ["--pairs", "0"]):
+        with pytest.raises(SystemExit):
+            cache_speed.parse_args(bad)
+
+
+def _process(pair, small, medium, compiles=0, build=0.3, load=1.0):
+    return {"pair": pair, "build": {"wall": build, "cpu": build}, "compiles": compiles,
+            "cache_misses": 0, "new_cache_files": 0, "load": load,
+            "loss": {"rnn-small": 1.5, "rnn-medium": 2.5},
+            "per_call": {"rnn-small": {"median": small, "cpu": small / 2, "calls": 100},
+                         "rnn-medium": {"median": medium, "cpu": medium / 2, "calls": 50}}}
+
+
+def fake_cell():
+    fresh = [_process(i, s, m, compiles=20, build=8.0)
+             for i, (s, m) in enumerate([(1e-3, 4e-3), (1.2e-3, 4e-3), (1.1e-3, 4e-3)])]
+    cached = [_process(i, s, m) for i, (s, m) in
+              enumerate([(1.1e-3, 4.4e-3), (1.2e-3, 4.4e-3), (1.65e-3, 4.4e-3)])]
+    cached[2]["compiles"] = 3  # this one did not load cleanly
+    return {"kind": "rnn", "dtype": "float64", "cases": ["rnn-small", "rnn-medium"],
+            "fresh": fresh, "cached": cached}
+
+
+def test_cache_speed_summary():
+    rows = cache_speed.summarize([fake_cell()])
+    small, medium = (r["median"] for r in rows)
+    assert small["fresh_median"] == pytest.approx(1.1e-3)
+    assert small["cached_median"] == pytest.approx(1.2e-3)
+    assert small["ratio"] == pytest.approx(1.2 / 1.1)
+    assert small["pair_ratios"] == pytest.approx([1.1, 1.0, 1.5])
+    assert small["cached_slower"] == 2  # 1.0 is not slower
+    lo, hi = small["ci"]
+    assert 1.1 / 1.2 <= lo <= small["ratio"] <= hi <= 1.65 / 1.0
+    assert rows[0]["unclean"] == 1 and rows[0]["same_loss"]
+    assert rows[0]["cpu"]["ratio"] == pytest.approx(small["ratio"])  # cpu: wall / 2 here
+    assert rows[0]["cpu"]["fresh_median"] == pytest.approx(0.55e-3)
+    assert medium["ratio"] == pytest.approx(1.1) and medium["ci"] == pytest.approx((1.1, 1.1))
+    assert medium["cached_slower"] == 3
+    assert cache_speed.bootstrap_ratio([1.0, 2.0], [1.0, 2.0]) == cache_speed.bootstrap_ratio(
+        [1.0, 2.0], [1.0, 2.0])  # seeded
+
+
+def test_cache_speed_table():
+    rows = cache_speed.summarize([fake_cell()])
+    results = {"meta": {"commit": "abc1234", "command": "python benchmarks/cache_speed.py",
+                        "pairs": 3, "seconds": 1.0, "elapsed": 90.0, "bptt_src": "HEAD",
+                        "python": "3.11", "numba": "0.68", "cpus": 2,
+                        "load_start": [1.0, 1.0, 1.0], "load_end": [1.2, 1.0, 1.0]},
+               "rows": rows}
+    text = cache_speed.markdown(results)
+    assert "commit abc1234" in text and "at start (1.0, 1.0, 1.0)" in text
+    lo, hi = rows[1]["median"]["ci"]
+    assert ("| rnn-medium | float64 | 3 | 4.000 | 4.000-4.000 | 4.400 | 4.400-4.400 | 1.100 | "
+            f"{lo:.3f}-{hi:.3f} | 1.100-1.100 | 3/3 |") in text
+    assert "| rnn-medium | float64 | 3 | 2.000 | 2.000-2.000 | 2.200 | 2.200-2.200 | 1.100 |" in text
+    assert text.index("## Per call, wall-clock") < text.index("## Per call, CPU time")
+    assert "| rnn-small | float64 | 8.00 (8.00-8.00) | 0.30 (0.30-0.30) | 1/3 | yes | 1.0-1.0 |" in text
+    empty = cache_speed.summarize([dict(fake_cell(), fresh=[], cached=[])])
+    assert "| rnn-small | float64 | 0 | - |" in "\n".join(cache_speed.table(empty))
+
+
+def test_cache_speed_child_helpers():
+    calls = []
+    timed = cache_speed.time_calls(lambda x: calls.append(x), [1], 0.0)
+    assert timed["calls"] == 3 and len(calls) == 4  # one warm-up call, at least 3 timed
+    assert timed["median"] >= 0 and timed["cpu"] >= 0
+    import numba
+
+    counter = cache_speed.CompileCounter()
+    try:
+        f = numba.njit(lambda x: x + 1)
+        f(1)
+        f(2)
+        assert counter.count == 1
+    finally:
+        counter.close()
+    hits, misses = cache_speed.cache_stats()
+    assert hits >= 0 and misses >= 1  # f has no disk cache: its compile is a miss
