@@ -144,8 +144,8 @@ def test_ring_buffers_come_back_in_step_order(ring, steps, seed):
 
 @pytest.fixture(scope="module")
 def summed():
-    """SumTo to the same rank, with a leading dimension summed away (both through the
-    compiled-once `sum_to4`), and of a 5-d gradient (written inline)."""
+    """SumTo to the same rank, with a leading dimension summed away (each one call of
+    a function compiled once: reduce_runtime.py), and of a 5-d gradient (written inline)."""
     g, a, b = T.tensor3("g"), T.iscalar("a"), T.iscalar("b")
     c, g5 = T.iscalar("c"), T.tensor("float64", shape=(None,) * 5, name="g5")
     # [::-1]: reversed views (layout 'A'), read through their flat views like g
@@ -153,7 +153,11 @@ def summed():
                                          sum_to(g[::-1], (a, b, c)),
                                          sum_to(g5[::-1], (a, b, c, 1, 1))], mode="NUMBA")
     src = f._fn.source
-    assert src.count("sum_to4_call(") == 3 and "def sum_to" not in src
+    calls = [line for line in src.splitlines() if "_call(" in line]
+    assert len(calls) == 3 and "def sum_to" not in src and "sum_to4_call(" not in src
+    assert sum(line.count("sum_to_call(") for line in calls) == 2, calls   # same rank
+    assert sum(line.count("sum_to_new_call(") for line in calls) == 1, calls
+    assert all(line.strip().split(" = ", 1)[1].startswith("sum_to") for line in calls), calls
     assert "alloc_zeros(" in src   # the 5-d one, inline
     return f
 

@@ -1,27 +1,39 @@
-"""`sum_to`: the run-time unbroadcast of gradients, one compiled function per dtype.
+"""SumTo's run-time unbroadcast: one call per site, compiled once, cached on disk.
 
 The reverse sweep wraps a gradient in SumTo wherever its input may have been
 broadcast; sizes unknown at compile time leave the check to run time, so an
-LSTM backward step holds seven SumTo nodes and the RNN gradient's glue three.
-Written into the caller, each one (size checks, a fast path, nested loops that
-add into the target) cost 0.2-0.25 s of numba typing, lowering and LLVM work.
+LSTM backward step holds eight SumTo nodes and the RNN gradient three. Written
+into the caller, each one (size checks, a fast path, nested loops that add into
+the target) cost 0.2-0.25 s of numba typing, lowering and LLVM work; with only
+the summing moved out (`sum_to4`), the fast path and the 4-d view left in the
+caller still cost ~0.1 s per site.
 
-Generated code now views the gradient as 4-d (leading axes of size 1, stride 0)
-and calls `sum_to4` `separately` (separate.py): the function is compiled once per
-dtype (layout 'A') and cached on disk, whatever the ranks. The caller keeps the
-fast path (the gradient already has the target's shape: no call, no copy).
+Generated code now writes each SumTo of a gradient of at most 4 dims as one
+call, both `separately` (separate.py), compiled once per (dtype, rank, number
+of target sizes, layout) and cached on disk:
+
+* ``sum_to_call(g, (d0, ..))`` (as many int64 sizes as `g` has dims): `g` itself
+  when it has that shape (no copy), else `g` summed to it (a new C array);
+* ``sum_to_new_call(g, (d0, ..))`` (fewer sizes: `g`'s leading axes are summed
+  away): always a new C array.
+
+Both sum by `sum_to4` (on `g` viewed as 4-d: leading axes of size 1, stride 0),
+itself compiled once per dtype (layout 'A'); it raises the ValueError when `g`
+is not a broadcast of the target shape. Gradients of more dims are summed by a
+loop written into the caller (dispatch/shape.py).
 """
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.core.extending import intrinsic
-from numba.np.arrayobj import make_array
+from numba.core.imputils import impl_ret_borrowed
+from numba.np.arrayobj import make_array, populate_array
 
-from .alloc_runtime import alloc_zeros
+from .alloc_runtime import alloc_zeros, c_reshape
 from .runtime import jit
 from .separate import separately
 
-__all__ = ["sum_to4_call"]
+__all__ = ["sum_to_call", "sum_to_new_call"]
 
 
 @intrinsic
@@ -82,20 +94,77 @@ def _add_into(typingctx, out, g):
     return types.none(out, g), codegen
 
 
-@jit
-def sum_to4(g, d0, d1, d2, d3):
-    """Sum 4-d `g` over the axes where the target size `d<k>` is 1; a new C array.
+@intrinsic
+def _lead4(typingctx, tup, fill):
+    """`tup` (at most 4 ints) as a 4-tuple of intp, `fill` in front of it."""
+    if not (isinstance(tup, types.BaseTuple) and len(tup) <= 4 and isinstance(fill, types.Integer)
+            and all(isinstance(t, types.Integer) for t in tup)):
+        raise TypingError(f"_lead4: expected a tuple of at most 4 ints, got {tup}")
+    out = types.UniTuple(types.intp, 4)
 
-    Every `d<k>` must be 1 or `g.shape[k]` (ValueError otherwise: writing past
+    def codegen(context, builder, sig, args):
+        items = [context.cast(builder, v, t, types.intp)
+                 for v, t in zip(cgutils.unpack_tuple(builder, args[0], len(tup)), tup)]
+        pad = context.cast(builder, args[1], fill, types.intp)
+        return context.make_tuple(builder, out, [pad] * (4 - len(tup)) + items)
+
+    return out(tup, fill), codegen
+
+
+@intrinsic
+def _view4(typingctx, g):
+    """`g` (at most 4-d) viewed as 4-d (layout 'A'): leading axes of size 1, stride 0."""
+    if not (isinstance(g, types.Array) and 1 <= g.ndim <= 4):
+        raise TypingError(f"_view4: expected an array of 1 to 4 dims, got {g}")
+    view = types.Array(g.dtype, 4, "A", readonly=not g.mutable)
+
+    def codegen(context, builder, sig, args):
+        ary = make_array(g)(context, builder, args[0])
+        intp, pad = context.get_value_type(types.intp), 4 - g.ndim
+        shape = [intp(1)] * pad + cgutils.unpack_tuple(builder, ary.shape, g.ndim)
+        strides = [intp(0)] * pad + cgutils.unpack_tuple(builder, ary.strides, g.ndim)
+        out = make_array(view)(context, builder)
+        populate_array(out, data=ary.data, shape=shape, strides=strides, itemsize=ary.itemsize,
+                       meminfo=ary.meminfo, parent=ary.parent)
+        return impl_ret_borrowed(context, builder, view, out._getvalue())
+
+    return view(g), codegen
+
+
+@jit
+def sum_to4(g, dims):
+    """Sum 4-d `g` over the axes where the target size in `dims` (4 ints) is 1; a new
+    C array.
+
+    Every target size must be 1 or `g`'s size (ValueError otherwise: writing past
     the target's end would corrupt memory).
     """
     n0, n1, n2, n3 = g.shape
+    d0, d1, d2, d3 = dims
     if ((d0 != 1 and d0 != n0) or (d1 != 1 and d1 != n1) or (d2 != 1 and d2 != n2)
             or (d3 != 1 and d3 != n3)):
         raise ValueError('sum_to: the gradient is not a broadcast of the input shape')
-    out = alloc_zeros((d0, d1, d2, d3), g.dtype)
+    out = alloc_zeros(dims, g.dtype)
     _add_into(out, g)
     return out
 
 
 sum_to4_call = separately(sum_to4, any_layout=True)
+
+
+@jit
+def sum_to(g, dims):
+    """`g` summed to `dims` (``g.ndim`` int64 sizes): `g` itself when it has that shape."""
+    if g.shape == dims:
+        return g
+    return c_reshape(sum_to4_call(_view4(g), _lead4(dims, 1)), dims)
+
+
+@jit
+def sum_to_new(g, dims):
+    """`g` summed to `dims` (fewer int64 sizes than ``g.ndim``: leading axes summed away)."""
+    return c_reshape(sum_to4_call(_view4(g), _lead4(dims, 1)), dims)
+
+
+sum_to_call = separately(sum_to)
+sum_to_new_call = separately(sum_to_new)

@@ -193,7 +193,7 @@ from .separate import separately  # noqa: E402,F401
 
 __all__ = __all__ + ["separately"]
 
-# SumTo's run-time unbroadcast, compiled once per dtype (sum_to4_call): see reduce_runtime.py.
+# SumTo's run-time unbroadcast, one call per site (sum_to_call, sum_to_new_call): see reduce_runtime.py.
 from .reduce_runtime import *  # noqa: E402,F401,F403
 from .reduce_runtime import __all__ as _reduce_all  # noqa: E402
 
