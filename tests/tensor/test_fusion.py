@@ -16,6 +16,7 @@ from bptt.compile.passes import pm, run_passes
 from bptt.graph.fg import FunctionGraph
 from bptt.graph.verify import verify
 from bptt.link.numba.dispatch.elemwise import loop_source
+from bptt.link.numba.linker import with_kernel_modules
 from bptt.tensor.composite import Composite
 from bptt.tensor.elemwise import Elemwise
 from bptt.tensor.rewriting import merge
@@ -201,12 +202,22 @@ def test_loop_reads_arrays_through_flat_views_with_element_strides():
     assert "i0[0, 0]" in src and "elem_view(i0)" not in src
 
 
-def test_loops_are_written_into_the_graph_function():
+def test_loops_are_kernels_shared_by_identical_loops():
     a, b = T.matrix("a"), T.matrix("b")
-    f = bptt.function([a, b], [T.tanh(a * b) - a, T.exp(b)], mode="NUMBA")
-    src = f._fn.source
-    assert src.count("@jit") == 1 and src.count("alloc_empty(") == 2
-    assert "for ew_j1 in range(ew_d1):" in src and "ew_1_fout[np.uint64(ew_1_oout + ew_1_j0 * ew_1_eout[0]" in src
+    f = bptt.function([a, b], [T.tanh(a * b) - a, T.exp(b), T.exp(a)], mode="NUMBA")
+    graph = f._fn.source
+    # one fused loop and one exp loop, called three times; no loop in the graph function
+    assert graph.count("@jit") == 1 and graph.count("= separately(") == 2
+    assert graph.count("_call(") == 3 and "for " not in graph
+    src = with_kernel_modules(graph)
+    assert "for j1 in range(d1):" in src and "fout[np.uint64(oout + j0 * eout[0]" in src
+    # another graph with the same loop imports the same kernel module: compiled once
+    g = bptt.function([b], T.exp(b), mode="NUMBA")
+    exp_module = [line for line in g._fn.source.split("\n") if line.startswith("from bptt_generated")]
+    assert len(exp_module) == 1 and exp_module[0].split(" as ")[0] in graph
+    for x, y in [(np.ones((2, 3)), np.full((2, 3), 0.5)), (np.ones((0, 1)), np.ones((0, 4)))]:
+        for got, want in zip(f(x, y), [np.tanh(x * y) - x, np.exp(y), np.exp(x)]):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_0d_outputs_stay_inline_scalars():

@@ -35,6 +35,7 @@ share no memory with its arguments or with each other:
 from __future__ import annotations
 
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -211,9 +212,25 @@ def compile_graph(inputs, outputs):
     name = builder.graph_function(inputs, outputs, "main")
     source = builder.source()
     if config.dump_source:
-        print(source)
+        print(with_kernel_modules(source))
     module = load_module(source)
     return getattr(module, name), source, module
+
+
+_IMPORT = re.compile(r"^from (bptt_generated_\w+) import (\w+) as (\w+)$", re.M)
+
+
+def with_kernel_modules(source):
+    """`source` (a graph module) followed by the text of every kernel module it imports.
+
+    Elementwise loops and other kernels live in modules of their own (shared
+    between graphs); this is the whole generated code of one graph, to read.
+    """
+    parts = [source]
+    for module, inner, local in _IMPORT.findall(source):
+        with open(sys.modules[module].__file__) as fh:
+            parts.append(f"# ---- {module}: {inner}, called here as {local} ----\n{fh.read()}")
+    return "\n\n".join(parts)
 
 
 def numba_signature(types):
@@ -314,7 +331,8 @@ class NumbaExecutor:
     ----------
     numba_function : numba dispatcher of the graph's ``main``
     source : str
-        The generated graph module (kernel modules are imported by name).
+        The generated graph module (kernel modules are imported by name;
+        `with_kernel_modules` appends them).
     module, path : module, str
         That module, and where it is on disk.
     glue : str

@@ -1,6 +1,6 @@
-"""Elementwise ops lower to one explicit loop in the graph function (a scalar for 0-d).
+"""Elementwise ops lower to one explicit loop, a kernel of its own (a scalar for 0-d).
 
-An Elemwise whose output has ndim >= 1 becomes inline statements that
+An Elemwise whose output has ndim >= 1 becomes a kernel function that
 
 1. get the output shape from `broadcast_shape` (link/numba/elemwise_runtime.py),
    which raises ``ValueError`` with every input shape when they do not
@@ -30,9 +30,22 @@ where an input broadcasts) cost ~0.34 s of compile time per 3-d loop
 against ~0.12 s plain; a second loop nest for the no-broadcast case was
 measured no faster, so there is one nest.
 
-Loops are written into the graph function rather than as separate kernels:
-six loops compile in 0.65 s inline against 1.6 s as six functions (numba
-compiles and links each function on its own). Inputs whose dtype differs
+Each loop is a shared kernel (registry.Kernel, ``separate=True``): a module
+of its own keyed by its source, compiled once per argument types and called
+`separately` (separate.py). Scalar constants are arguments, not part of the
+source, so identical loops anywhere share one compilation: the LSTM backward
+step's 17 loops are 7 kernels (three sigmoids of gate slices are one, six
+products of two arrays one, three sigmoid derivatives one), and a second graph, or a second
+process through the disk cache, reuses them. The LSTM forward+backward cold
+compile fell from 17.3-17.8 to 12.9-13.7 CPU s; the RNN's loops are all
+different and its compile did not change (7.7-7.9 s, within noise); per-call
+time is unchanged (one call per loop; ``benchmarks/compile_profile.py``,
+session 9). Before `separately` existed, six loops inline compiled in 0.65 s
+against 1.6 s as six functions, each with wrappers and relinked into its
+caller; that is why they were once written into the graph function.
+`linker.with_kernel_modules` shows a graph's source with its kernels.
+
+Inputs whose dtype differs
 from the computation dtype are converted per element; every scalar result is
 converted to the exact output dtype because numba widens scalar arithmetic
 (int8 + int8 is int64 there, not in NumPy). This replaces numba's
@@ -40,8 +53,6 @@ array-expression machinery, which compiled its own broadcasting code per
 ndim and allocated a temporary per operation.
 """
 from __future__ import annotations
-
-import re
 
 from ....tensor import scalar_ops as so
 from ....tensor.composite import exact_scalar
@@ -88,7 +99,12 @@ def _scalar_body(op, node, names):
 def _elemwise(op, node, ctx):
     if node.outputs[0].ndim == 0:
         return _inline_scalar(op, node, ctx)
-    return _with_helpers(inline_loop(loop_source(op, node), ctx.fresh("ew")), ctx)
+    return loop_kernel(loop_source(op, node), "ew", ctx)
+
+
+def loop_kernel(source, hint, ctx):
+    """A loop's source as a kernel the graph calls `separately` (see the module docstring)."""
+    return Kernel(_with_helpers(source, ctx), hint, separate=True)
 
 
 def _inline_scalar(op, node, ctx):
@@ -147,23 +163,6 @@ def loop_source(op, node):
     lines += _loop_nest(ins, nd, body_lines, expr, dyn, "    ", op.inplace_input)
     lines.append("    return out")
     return "\n".join(lines) + "\n"
-
-
-_LOCAL = re.compile(r"(?<![\w.])(i(\d+)|d\d+|[xfoe]\d+|j\d+|out|fout|oout|eout|t\d+)(?!\w)")
-
-
-def inline_loop(source, prefix):
-    """`source` (from `loop_source`) as an inline template for the graph function: its body
-    with locals renamed ``<prefix>_<name>`` and input k read from ``{k}``, then, on the last
-    line, the output. Loops written inside the graph function compile about 2.5x faster
-    than the same loops as separate functions (a numba compilation per function)."""
-    def rename(m):
-        return "{%s}" % m.group(2) if m.group(2) is not None else f"{prefix}_{m.group(1)}"
-
-    lines = source.rstrip("\n").split("\n")
-    assert lines[-1] == "    return out"
-    body = [_LOCAL.sub(rename, line[4:]) for line in lines[1:-1]]
-    return "\n".join(body + [f"{prefix}_out"])
 
 
 def _shape_lines(ins, dyn, nd):
