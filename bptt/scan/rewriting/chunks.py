@@ -13,7 +13,9 @@ chunk of C steps does both: the step's ``dpre_t`` is copied into a C-row
 staging buffer and after every C steps (and after the last, partial chunk)
 one gemm with beta = 1 adds ``X_chunk.T @ DPRE_chunk`` ((In, C*B) x (C*B, H))
 into the accumulator. Measured on rnn-large (/work/scratch/h3/s5/gemm1.txt):
-chunks of C*B >= 1024 rows reach ~90% of the one-product rate.
+chunks of C*B >= 1024 rows reach ~90% of the one-product rate; the whole call
+is as fast with 256 rows, the default (rnn-large's peak 33.7 -> 30.7 MiB,
+time equal within 1%; docs/scan-internals.md has the measurement).
 
 The rewrite turns such a sit_sot into a *summed nit_sot*
 (``ScanInfo.nit_sot_sums``): the step returns ``dpre_t`` as a nit_sot whose
@@ -45,7 +47,7 @@ sum is zeros and the accumulator keeps its initial value.
 ``Scan.perform`` adds one product per step (the reference); the numba
 lowering (``bptt/link/numba/dispatch/scan.py``) chunks. The number of steps
 per chunk is chosen at run time from the rows of ``q_t``:
-``C = max(1, ceil(R / B))`` with ``R = bptt.config.chunk_rows`` (1024, read when
+``C = max(1, ceil(R / B))`` with ``R = bptt.config.chunk_rows`` (256, read when
 rewriting, so part of the compiled code). Tests lower it so small loops run several
 chunks and a partial last one.
 
