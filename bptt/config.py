@@ -20,11 +20,13 @@
     (``BPTT_MALLOC_TUNING=0`` to keep glibc's defaults; see link/numba/allocator.py).
 ``chunk_rows``
     Stacked rows per chunk of a backward loop's weight-gradient sums
-    (``BPTT_CHUNK_ROWS``, default 1024; `scan_chunk_accumulators`): each chunk of
+    (``BPTT_CHUNK_ROWS``, default 256; `scan_chunk_accumulators`): each chunk of
     about ``chunk_rows / batch`` steps keeps its step cotangents (``chunk_rows`` rows)
     and adds them to the gradients with one matrix product. Fewer rows use less
-    memory and run the product in smaller, slower pieces. Read when a function is
-    compiled, so it is part of the compiled code (and of the graph memo's key).
+    memory and run the product in smaller, slower pieces. 256 rather than 1024: on
+    rnn-large the staging is 1 MiB instead of 4 (peak 33.7 -> 30.7 MiB) at the same
+    time within noise (docs/scan-internals.md has the measurement). Read when a
+    function is compiled, so it is part of the compiled code (and of the graph memo's key).
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ class _Config:
         self.exclude_rewrites = tuple(
             n for n in os.environ.get("BPTT_EXCLUDE_REWRITES", "").split(",") if n)
         self.malloc_tuning = os.environ.get("BPTT_MALLOC_TUNING", "1") not in ("", "0")
-        self.chunk_rows = _int_from_env("BPTT_CHUNK_ROWS", 1024)
+        self.chunk_rows = _int_from_env("BPTT_CHUNK_ROWS", 256)
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float32", "float64"):

@@ -26,9 +26,9 @@ def test_chunk_rows_default_and_environment(monkeypatch):
     from bptt.config import _Config
 
     monkeypatch.delenv("BPTT_CHUNK_ROWS", raising=False)
-    assert _Config().chunk_rows == 1024
-    monkeypatch.setenv("BPTT_CHUNK_ROWS", "256")
     assert _Config().chunk_rows == 256
+    monkeypatch.setenv("BPTT_CHUNK_ROWS", "1024")
+    assert _Config().chunk_rows == 1024
     monkeypatch.setenv("BPTT_CHUNK_ROWS", "0")
     with pytest.raises(ValueError, match="chunk_rows must be an int of at least 1"):
         _Config()

@@ -10,6 +10,9 @@ than T included; float64), go_backwards with truncate_gradient (the backward rea
 and the trace reversed: one of them is copied per chunk; float32) -- compiled once per mode,
 against the same graph in PY with the pass excluded; `config.chunk_rows` is lowered so that
 hypothesis over T and B gives several chunks of 1 to 6 steps and a partial last chunk.
+A zeros initial accumulator (the gradient's): the outer value is the sum, no zeros + add
+(structure), values against a NumPy loop for n_steps 0, 1, 5 with a broadcast bias row (PY,
+NUMBA), and a sum of another shape than the accumulator's rows raises ValueError naming both.
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ from bptt.scan.info import ROW_SUM, ScanInfo
 from bptt.tensor.basic import Join
 
 from ..helpers import lstm_grad_graph
-from .test_rewriting import backward_scan, rewritten
+from .test_rewriting import backward_scan, only_scan, rewritten
 
 import bptt.compile.passes  # noqa: F401  (loads the rewrite modules)
 
@@ -185,3 +188,103 @@ def test_chunked_sums_equal_the_loop(mode, t, b, cut, seed):
         tol = 1e-4 if g.dtype == np.float32 else 1e-10
         assert g.dtype == e.dtype and g.shape == e.shape, k
         np.testing.assert_allclose(g, e, rtol=tol, atol=tol, err_msg=f"output {k}")
+
+
+# -- a zeros accumulator is the sum itself ---------------------------------------------------
+def _bias_row_rnn():
+    """An RNN whose bias is broadcast as a row, symbolic n_steps: loss and 4 gradients."""
+    n = T.iscalar("n")
+    X, h0, U, W, b = T.tensor3("X"), T.matrix("h0"), T.matrix("U"), T.matrix("W"), T.vector("b")
+
+    def step(x, h, U, W, b):
+        return T.tanh(T.dot(x, U) + T.dot(h, W) + b.dimshuffle("x", 0))
+
+    hs, _ = bptt.scan(step, sequences=X, outputs_info=h0, non_sequences=[U, W, b], n_steps=n)
+    loss = 0.5 * (hs ** 2).sum()
+    return [X, h0, U, W, b, n], [loss] + bptt.grad(loss, [U, W, b, h0])
+
+
+def _numpy_rnn(x, h0, u, w, b, n):
+    """Loss and gradients (U, W, b, h0) of `_bias_row_rnn`, by a plain NumPy loop."""
+    hs = [h0]
+    for t in range(n):
+        hs.append(np.tanh(x[t] @ u + hs[-1] @ w + b))
+    du, dw, db, g = np.zeros_like(u), np.zeros_like(w), np.zeros_like(b), np.zeros_like(h0)
+    for t in reversed(range(n)):
+        dpre = (g + hs[t + 1]) * (1 - hs[t + 1] ** 2)
+        du, dw, db = du + x[t].T @ dpre, dw + hs[t].T @ dpre, db + dpre.sum(0)
+        g = dpre @ w.T
+    return [0.5 * sum((h ** 2).sum() for h in hs[1:]), du, dw, db, g]
+
+
+def _sum_source(v):
+    """`v` seen through a `Check` (the run-time shape check of a sum that replaced zeros + sum)."""
+    return v.owner.inputs[0] if v.owner is not None and type(v.owner.op).__name__ == "Check" else v
+
+
+def test_zeros_accumulator_is_the_sum_without_zeros_or_add():
+    """The gradient's initial accumulator is zeros: dU and dW are the loop's sums (dW through
+    a shape check: h0's columns against W's rows are not provably equal), db their SumTo."""
+    ins, outs = _bias_row_rnn()
+    fg = rewritten(ins, outs)
+    node = backward_scan(fg)
+    _, du, dw, db, _ = fg.outputs
+    assert du.owner is node and du.ndim == 2
+    assert dw.owner.op.__class__.__name__ == "Check" and dw.owner.inputs[0].owner is node
+    assert db.owner.op.__class__.__name__ == "SumTo" and db.owner.inputs[0].owner is node
+    assert not [n for n in fg.apply_nodes if n.op.__class__.__name__ == "Alloc"
+                and n.outputs[0].dtype == "float64"]
+    assert not [n for n in fg.apply_nodes if n.op.__class__.__name__ == "Elemwise"
+                and any(i.owner is node for i in n.inputs)]
+
+
+def test_zeros_accumulator_values_equal_a_numpy_loop(mode):
+    ins, outs = _bias_row_rnn()
+    f = bptt.function(ins, outs, mode=mode)
+    rng = np.random.default_rng(1)
+    x, h0 = rng.normal(size=(5, 3, 4)), rng.normal(size=(3, 2))
+    u, w, b = rng.normal(size=(4, 2)), 0.5 * rng.normal(size=(2, 2)), rng.normal(size=2)
+    for n in (0, 1, 5):
+        got, want = f(x, h0, u, w, b, n), _numpy_rnn(x, h0, u, w, b, n)
+        for k, (g, e) in enumerate(zip(got, want)):
+            assert g.shape == np.shape(e), (n, k)
+            np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12, err_msg=f"n={n} output {k}")
+
+
+def _user_accumulator(init):
+    """``acc + x_t.T @ tanh(x_t @ V)`` from `init` (a loop of the user's, named), its last
+    row read as the grad code reads it: ``[-1]`` of the stored rows, initial row included
+    (``acc[-1]`` of scan's result, ``rows[1:][-1]``, becomes a computed index the pass
+    does not match)."""
+    X, V = T.tensor3("X"), T.matrix("V")
+    acc, _ = bptt.scan(lambda x, a, V: a + T.dot(x.T, T.tanh(T.dot(x, V))), sequences=X,
+                       outputs_info=init, non_sequences=V, name="acc")
+    rows = acc.owner.inputs[0]
+    assert acc.owner.op.idx_list[0].start == 1
+    return [X, V], rows[-1]
+
+
+def test_zeros_accumulator_of_another_shape_raises_naming_the_scan(mode):
+    r, c = T.iscalar("r"), T.iscalar("c")
+    (X, V), out = _user_accumulator(T.zeros((r, c)))
+    node = only_scan(rewritten([X, V, r, c], [out]))
+    assert node.op.info.nit_sot_sums and not node.op.info.n_sit_sot
+    f = bptt.function([X, V, r, c], out, mode=mode)
+    rng = np.random.default_rng(2)
+    x, v = rng.normal(size=(4, 3, 5)), rng.normal(size=(5, 2))
+    want = sum(x[t].T @ np.tanh(x[t] @ v) for t in range(4))
+    np.testing.assert_allclose(f(x, v, 5, 2), want, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"scan 'acc': .* sums to shape \(5, 2\) over the "
+                                         r"steps, but its rows have shape \(6, 2\)"):
+        f(x, v, 6, 2)
+
+
+def test_nonzero_accumulator_keeps_its_initial_row():
+    A = T.matrix("A")
+    (X, V), out = _user_accumulator(A)
+    assert only_scan(rewritten([X, V, A], [out])).op.info.nit_sot_sums
+    f = bptt.function([X, V, A], out, mode="PY")
+    rng = np.random.default_rng(3)
+    x, v, a = rng.normal(size=(4, 3, 5)), rng.normal(size=(5, 2)), rng.normal(size=(5, 2))
+    want = a + sum(x[t].T @ np.tanh(x[t] @ v) for t in range(4))
+    np.testing.assert_allclose(f(x, v, a), want, rtol=1e-12)

@@ -13,7 +13,9 @@ chunk of C steps does both: the step's ``dpre_t`` is copied into a C-row
 staging buffer and after every C steps (and after the last, partial chunk)
 one gemm with beta = 1 adds ``X_chunk.T @ DPRE_chunk`` ((In, C*B) x (C*B, H))
 into the accumulator. Measured on rnn-large (/work/scratch/h3/s5/gemm1.txt):
-chunks of C*B >= 1024 rows reach ~90% of the one-product rate.
+chunks of C*B >= 1024 rows reach ~90% of the one-product rate; the whole call
+is as fast with 256 rows, the default (rnn-large's peak 33.7 -> 30.7 MiB,
+time equal within 1%; docs/scan-internals.md has the measurement).
 
 The rewrite turns such a sit_sot into a *summed nit_sot*
 (``ScanInfo.nit_sot_sums``): the step returns ``dpre_t`` as a nit_sot whose
@@ -26,6 +28,14 @@ that sum::
     nit_sot q (summed with sequence s, chunks of config.chunk_rows rows)
                                                            outer: acc_init[0] + sum
 
+When ``acc_init`` is provably zeros (`filled_with`: the gradient's
+``shape_padleft(zeros_like(W))``, an ``Alloc`` of 0 seen through views), the
+outer value is the sum itself: no zeros array and no elementwise add after the
+loop. The add also broadcast, so the sum is checked at run time to have the
+accumulator row's shape (a `Check` raising ValueError that names the scan, the
+accumulator and both shapes), except in the dimensions `shape_keys` proves equal
+(the RNN's dU needs no check; dW compares h0's columns with W's rows).
+
 A sum of such terms gives one summed nit_sot per term. The accumulator must
 be read only as ``acc[-1]`` outside and only by its own update inside; `s`
 must be a sequence row (the lowering reads its chunk ``seq[c0:c1]`` in
@@ -37,7 +47,7 @@ sum is zeros and the accumulator keeps its initial value.
 ``Scan.perform`` adds one product per step (the reference); the numba
 lowering (``bptt/link/numba/dispatch/scan.py``) chunks. The number of steps
 per chunk is chosen at run time from the rows of ``q_t``:
-``C = max(1, ceil(R / B))`` with ``R = bptt.config.chunk_rows`` (1024, read when
+``C = max(1, ceil(R / B))`` with ``R = bptt.config.chunk_rows`` (256, read when
 rewriting, so part of the compiled code). Tests lower it so small loops run several
 chunks and a partial last one.
 
@@ -57,8 +67,11 @@ from __future__ import annotations
 
 from ...config import config
 from ...graph.rewriting import InToOut, can_replace, node_rewriter
+from ...tensor.assertion import check
 from ...tensor.elemwise import Elemwise
-from ...tensor.math import Dot, Sum
+from ...tensor.math import Dot, Sum, and_, eq
+from ...tensor.rewriting.canonicalize import filled_with
+from ...tensor.rewriting.sizes import shape_keys
 from ...tensor.shape import DimShuffle, SumTo, shape_i, sum_to
 from ...tensor.subtensor import getitem
 from ..args import ScanArgs
@@ -157,20 +170,46 @@ def scan_chunk_accumulators(fgraph, node):
                 args.add_nit_sot(q, args.n_steps, summed=(seq, config.chunk_rows))
                 made[(seq, q)] = len(args.outer_in_nit_sot) - 1
             sums.setdefault(j, []).append(made[(seq, q)])
+    labels = {j: args.labels.get(args.inner_out_sit_sot[j], f"sit_sot {j}") for j in inits}
     for j in sorted(inits, reverse=True):
         args.remove("sit_sot", j)
     repl, new = rebuild(node, args)
     for j, last, _ in done:
-        value = getitem(inits[j], 0)
+        totals = []
         for k in sums[j]:
             total = new.outputs[new.op.info.outer_out_nit_sot[k]]
             if new.op.info.nit_sot_row_sum(k):   # the step's SumTo, on the total
                 total = sum_to(total, (shape_i(inits[j], 1),))
-            value = value + total
+            totals.append(total)
+        value = accumulated(fgraph, inits[j], totals, f"{op.info.label}: {labels[j]}")
         if not all(can_replace(v, value) for v in last):
             return None
         repl.update({v: value for v in last})
     return repl
+
+
+def accumulated(fgraph, init, totals, what):
+    """``init[0] + sum(totals)``, the accumulator's last row; when `init` is zeros (the
+    backward scan's initial gradient), the sum itself, with a run-time check that it has
+    the accumulator row's shape where that is not provably so (`what` names the sum)."""
+    total = totals[0]
+    for t in totals[1:]:
+        total = total + t
+    if filled_with(init) != 0:
+        return getitem(init, 0) + total
+    have = [shape_i(total, d) for d in range(total.ndim)]
+    want = [shape_i(init, d + 1) for d in range(total.ndim)]
+    unproven = [d for d, (a, b) in enumerate(zip(shape_keys(fgraph, total),
+                                                shape_keys(fgraph, init)[1:])) if a != b]
+    if not unproven:
+        return total
+    ok = eq(have[unproven[0]], want[unproven[0]])
+    for d in unproven[1:]:
+        ok = and_(ok, eq(have[d], want[d]))
+    dims = ", ".join(["{}"] * total.ndim) + ("," if total.ndim == 1 else "")
+    msg = (what.replace("{", "{{").replace("}", "}}")
+           + f" sums to shape ({dims}) over the steps, but its rows have shape ({dims})")
+    return check(total, ok, msg, *have, *want)
 
 
 scan_chunk_accumulators_pass = InToOut([scan_chunk_accumulators], name="scan_chunk_accumulators")
