@@ -202,22 +202,39 @@ def test_loop_reads_arrays_through_flat_views_with_element_strides():
     assert "i0[0, 0]" in src and "elem_view(i0)" not in src
 
 
-def test_loops_are_kernels_shared_by_identical_loops():
+def test_a_loop_is_inline_once_and_a_shared_kernel_when_repeated():
     a, b = T.matrix("a"), T.matrix("b")
     f = bptt.function([a, b], [T.tanh(a * b) - a, T.exp(b), T.exp(a)], mode="NUMBA")
     graph = f._fn.source
-    # one fused loop and one exp loop, called three times; no loop in the graph function
-    assert graph.count("@jit") == 1 and graph.count("= separately(") == 2
-    assert graph.count("_call(") == 3 and "for " not in graph
-    src = with_kernel_modules(graph)
-    assert "for j1 in range(d1):" in src and "fout[np.uint64(oout + j0 * eout[0]" in src
-    # another graph with the same loop imports the same kernel module: compiled once
-    g = bptt.function([b], T.exp(b), mode="NUMBA")
-    exp_module = [line for line in g._fn.source.split("\n") if line.startswith("from bptt_generated")]
-    assert len(exp_module) == 1 and exp_module[0].split(" as ")[0] in graph
+    # the fused loop appears once: written inline; the exp loop twice: one kernel, two calls
+    assert graph.count("@jit") == 1 and graph.count("= separately(") == 1
+    assert graph.count("_call(") == 2 and "for ew_j1 in range(ew_d1):" in graph
+    assert "ew_fout[np.uint64(ew_oout + ew_j0 * ew_eout[0]" in graph
+    assert "for j1 in range(d1):" in with_kernel_modules(graph)   # the kernel's own loop
+    # another graph with the same repeated loop imports the same kernel module
+    g = bptt.function([a, b], [T.exp(a), T.exp(b)], mode="NUMBA")
+    kernel = [line for line in g._fn.source.split("\n") if line.startswith("from bptt_generated")]
+    assert len(kernel) == 1 and kernel[0].split(" as ")[0] in graph
     for x, y in [(np.ones((2, 3)), np.full((2, 3), 0.5)), (np.ones((0, 1)), np.ones((0, 4)))]:
         for got, want in zip(f(x, y), [np.tanh(x * y) - x, np.exp(y), np.exp(x)]):
             np.testing.assert_allclose(got, want, rtol=1e-12)
+        for got, want in zip(g(x, y), [np.exp(x), np.exp(y)]):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_loop_in_a_scan_step_and_in_main_is_one_kernel():
+    x, h0 = T.vector("x"), T.vector("h0")
+    h, _ = bptt.scan(lambda h: T.exp(h), outputs_info=[h0], n_steps=3)
+    f = bptt.function([x, h0], [h, T.exp(x)], mode="NUMBA")
+    src = f._fn.source
+    assert src.count("= separately(ew") == 1 and "for ew_j0" not in src
+    x_val, h_val = np.array([0.5, -1.0]), np.array([0.1, 0.2])
+    want = [np.exp(h_val)]
+    for _ in range(2):
+        want.append(np.exp(want[-1]))
+    got_h, got_x = f(x_val, h_val)
+    np.testing.assert_allclose(got_h, np.stack(want), rtol=1e-12)
+    np.testing.assert_allclose(got_x, np.exp(x_val), rtol=1e-12)
 
 
 def test_0d_outputs_stay_inline_scalars():

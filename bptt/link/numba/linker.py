@@ -34,6 +34,7 @@ share no memory with its arguments or with each other:
 """
 from __future__ import annotations
 
+import collections
 import re
 import sys
 import warnings
@@ -45,7 +46,7 @@ from ...graph.basic import Constant
 from ...graph.traversal import toposort
 from .allocator import tune_malloc
 from .cache import load_module, module_name
-from .registry import Kernel, numba_funcify
+from .registry import Kernel, Loop, numba_funcify
 from .runtime import collector_paused
 
 HEADER = """\
@@ -56,6 +57,8 @@ from bptt.link.numba.runtime import *  # noqa: F401,F403
 """
 
 _IDENT = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
+_LOOP_MARK = "#bptt-loop "   # a line standing for a Loop until the module is complete
+_LOOP_LINE = re.compile(r"^( *)#bptt-loop (\d+)$", re.M)
 
 
 def literal(value, dtype):
@@ -89,6 +92,8 @@ class ModuleBuilder:
         self.kernels = {}
         self.constants = {}
         self.used = set()
+        self.loops = []                         # (Loop, input names, output name, prefix)
+        self.loop_count = collections.Counter()  # Loop source -> occurrences in the module
 
     def fresh(self, hint):
         """A module-level name not used yet, derived from `hint`."""
@@ -193,6 +198,13 @@ class ModuleBuilder:
                 raise TypeError(f"{node.op}: an inline lowering must have one output")
             *statements, expr = low.format(*args).split("\n")   # statements, then the value
             return "\n".join(statements + [f"{outs[0]} = {expr}"])
+        if isinstance(low, Loop):
+            if len(outs) != 1:
+                raise TypeError(f"{node.op}: a Loop lowering must have one output")
+            # Inline or a call is decided once the whole module is known (`_place_loops`).
+            self.loops.append((low, args, outs[0], self.fresh(low.hint)))
+            self.loop_count[low.source] += 1
+            return f"{_LOOP_MARK}{len(self.loops) - 1}"
         if isinstance(low, Kernel):
             fname = self.add_kernel(low)
             lhs = outs[0] if len(outs) == 1 else ", ".join(outs)
@@ -200,8 +212,32 @@ class ModuleBuilder:
         raise TypeError(f"lowering of {node.op} returned {type(low).__name__}")
 
     def source(self):
+        chunks = self._place_loops()
         head = HEADER + "".join(f"{line}\n" for line in self.imports)
-        return head + "\n\n" + "\n\n".join(self.chunks)
+        return head + "\n\n" + "\n\n".join(chunks)
+
+    def _place_loops(self):
+        """The chunks with each loop written in: inline where the module holds the loop
+        once, a call of one shared kernel (compiled once) where it holds it more often.
+
+        A loop inline costs its caller's compile in full every time it appears; a call
+        costs ~35 ns at run time (rnn-small's three loops per step pair: 0.73 -> 0.83 ms
+        per call when every loop was a call)."""
+        names = {}
+        for loop, _, _, _ in self.loops:
+            if self.loop_count[loop.source] > 1 and loop.source not in names:
+                names[loop.source] = self.add_kernel(Kernel(loop.source, loop.hint, separate=True))
+
+        def place(m):
+            indent, (loop, args, out, prefix) = m.group(1), self.loops[int(m.group(2))]
+            if loop.source in names:
+                lines = [f"{out} = {names[loop.source]}({', '.join(args)})"]
+            else:
+                *statements, expr = loop.inline(prefix).format(*args).split("\n")
+                lines = statements + [f"{out} = {expr}"]
+            return "\n".join(indent + line for line in lines)
+
+        return [_LOOP_LINE.sub(place, chunk) for chunk in self.chunks]
 
 
 def compile_graph(inputs, outputs):

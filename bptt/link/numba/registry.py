@@ -8,11 +8,15 @@ A lowering is a function ``(op, node, ctx) -> str | Kernel``:
 * a `Kernel` is the source of a function ``def {name}(inputs...)`` that
   returns the output (a tuple for several). Kernels with equal source are
   emitted once per module.
+* a `Loop` is the source of such a function with one output, which the
+  linker writes inline or calls as a shared kernel (see `Loop`).
 
 Conventions inside generated code: 0-d tensors are numba scalars, arrays are
 arrays; a lowering must return a scalar for a 0-d output.
 """
 from __future__ import annotations
+
+import re
 
 
 class Kernel:
@@ -27,6 +31,34 @@ class Kernel:
         self.source = source
         self.hint = hint
         self.separate = separate
+
+
+class Loop:
+    """Source of a loop function ``def {name}(i0, i1, ...)`` that returns its output in
+    ``out`` on its last line (an elementwise loop, dispatch/elemwise.py).
+
+    The linker writes it into the graph function where the module holds it once and
+    makes it a shared `Kernel` called `separately` where the module holds it more
+    than once, so each distinct loop is compiled once (see `inline`).
+    """
+
+    def __init__(self, source, hint):
+        self.source = source
+        self.hint = hint
+
+    def inline(self, prefix):
+        """The loop as an inline template: its body with locals renamed ``<prefix>_<name>``
+        and input k read from ``{k}``, then, on the last line, the output."""
+        def rename(m):
+            return "{%s}" % m.group(2) if m.group(2) is not None else f"{prefix}_{m.group(1)}"
+
+        lines = self.source.rstrip("\n").split("\n")
+        assert lines[-1] == "    return out", "a Loop's source ends with `return out`"
+        body = [_LOCAL.sub(rename, line[4:]) for line in lines[1:-1]]
+        return "\n".join(body + [f"{prefix}_out"])
+
+
+_LOCAL = re.compile(r"(?<![\w.])(i(\d+)|d\d+|[xfoe]\d+|j\d+|out|fout|oout|eout|t\d+)(?!\w)")
 
 
 class _Registry:

@@ -1,6 +1,6 @@
-"""Elementwise ops lower to one explicit loop, a kernel of its own (a scalar for 0-d).
+"""Elementwise ops lower to one explicit loop (a scalar for 0-d).
 
-An Elemwise whose output has ndim >= 1 becomes a kernel function that
+An Elemwise whose output has ndim >= 1 becomes a loop function (`Loop`) that
 
 1. get the output shape from `broadcast_shape` (link/numba/elemwise_runtime.py),
    which raises ``ValueError`` with every input shape when they do not
@@ -30,20 +30,19 @@ where an input broadcasts) cost ~0.34 s of compile time per 3-d loop
 against ~0.12 s plain; a second loop nest for the no-broadcast case was
 measured no faster, so there is one nest.
 
-Each loop is a shared kernel (registry.Kernel, ``separate=True``): a module
-of its own keyed by its source, compiled once per argument types and called
-`separately` (separate.py). Scalar constants are arguments, not part of the
-source, so identical loops anywhere share one compilation: the LSTM backward
-step's 17 loops are 7 kernels (three sigmoids of gate slices are one, six
-products of two arrays one, three sigmoid derivatives one), and a second graph, or a second
-process through the disk cache, reuses them. The LSTM forward+backward cold
-compile fell from 17.3-17.8 to 12.9-13.7 CPU s; the RNN's loops are all
-different and its compile did not change (7.7-7.9 s, within noise); per-call
-time is unchanged (one call per loop; ``benchmarks/compile_profile.py``,
-session 9). Before `separately` existed, six loops inline compiled in 0.65 s
-against 1.6 s as six functions, each with wrappers and relinked into its
-caller; that is why they were once written into the graph function.
-`linker.with_kernel_modules` shows a graph's source with its kernels.
+A loop the compiled module holds once is written into its graph function; a
+loop it holds more than once (equal source: scalar constants are arguments)
+is one shared kernel, compiled once per argument types and called
+`separately` (registry.Loop; the linker decides when the module is complete).
+The LSTM backward step's 17 loops hold 4 repeated ones (three sigmoids of
+gate slices, six products of two arrays, three sigmoid derivatives, two
+tanh), and its forward+backward cold compile fell from 17.7-17.9 to
+12.5-12.8 CPU s (``benchmarks/compile_profile.py lstm``, session 9); the
+RNN's loops are all different and stay inline. Every loop a call was tried:
+the same compile gain, but ~35 ns per call at run time (rnn-small, three
+loops per step pair: 0.73 -> 0.83 ms per call), and nothing to share for a
+loop written once. `linker.with_kernel_modules` shows a graph's source with
+its kernels.
 
 Inputs whose dtype differs
 from the computation dtype are converted per element; every scalar result is
@@ -57,7 +56,7 @@ from __future__ import annotations
 from ....tensor import scalar_ops as so
 from ....tensor.composite import exact_scalar
 from ....tensor.elemwise import Elemwise
-from ..registry import Kernel, np_dtype, numba_funcify
+from ..registry import Kernel, Loop, np_dtype, numba_funcify
 
 #: Helper kernels a scalar op's expression may call, by placeholder.
 _HELPERS = {
@@ -99,12 +98,7 @@ def _scalar_body(op, node, names):
 def _elemwise(op, node, ctx):
     if node.outputs[0].ndim == 0:
         return _inline_scalar(op, node, ctx)
-    return loop_kernel(loop_source(op, node), "ew", ctx)
-
-
-def loop_kernel(source, hint, ctx):
-    """A loop's source as a kernel the graph calls `separately` (see the module docstring)."""
-    return Kernel(_with_helpers(source, ctx), hint, separate=True)
+    return Loop(_with_helpers(loop_source(op, node), ctx), "ew")
 
 
 def _inline_scalar(op, node, ctx):

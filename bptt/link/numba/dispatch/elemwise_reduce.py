@@ -3,8 +3,8 @@
 The loop is the elementwise loop of dispatch/elemwise.py (sizes from
 ``broadcast_shape``, inputs read through ``elem_view``, the scalar
 expression in the Elemwise's exact dtype) with its store replaced by the
-reduction's update of an accumulator, a shared kernel like every
-elementwise loop. ``sum(h * h, axis=(0, 1))`` of a T x B x H float32
+reduction's update of an accumulator, written inline or as a shared kernel
+like every elementwise loop. ``sum(h * h, axis=(0, 1))`` of a T x B x H float32
 ``h``::
 
     d0, d1, d2, = broadcast_shape(((i0.shape[0], i0.shape[1], i0.shape[2], ), ))
@@ -39,8 +39,8 @@ import numpy as np
 
 from ....tensor.elemwise_reduce import ElemwiseReduce
 from ....tensor.math import Max, Min, Prod, Sum
-from ..registry import np_dtype, numba_funcify
-from .elemwise import _loop_nest, _scalar_body, _shape_lines, loop_kernel, read_plan
+from ..registry import Loop, np_dtype, numba_funcify
+from .elemwise import _loop_nest, _scalar_body, _shape_lines, _with_helpers, read_plan
 
 _IDENTITY = {Sum: "0", Prod: "1"}
 _UPDATE = {Sum: "{acc} += {x}", Prod: "{acc} *= {x}",
@@ -50,7 +50,7 @@ _UPDATE = {Sum: "{acc} += {x}", Prod: "{acc} *= {x}",
 
 @numba_funcify.register(ElemwiseReduce)
 def _elemwise_reduce(op, node, ctx):
-    return loop_kernel(reduce_loop_source(op, node), "ewr", ctx)
+    return Loop(_with_helpers(reduce_loop_source(op, node), ctx), "ewr")
 
 
 def _start(kind, adt):
