@@ -101,9 +101,13 @@ def cache_stats():
 
     hits = misses = 0
     for obj in gc.get_objects():
-        if isinstance(obj, Dispatcher):
-            hits += sum(obj._cache_hits.values())
-            misses += sum(obj._cache_misses.values())
+        try:
+            if not isinstance(obj, Dispatcher):
+                continue
+        except ReferenceError:   # a weak proxy whose object is gone (isinstance asks it)
+            continue
+        hits += sum(obj._cache_hits.values())
+        misses += sum(obj._cache_misses.values())
     return hits, misses
 
 
