@@ -20,13 +20,22 @@
     (``BPTT_MALLOC_TUNING=0`` to keep glibc's defaults; see link/numba/allocator.py).
 ``chunk_rows``
     Stacked rows per chunk of a backward loop's weight-gradient sums
-    (``BPTT_CHUNK_ROWS``, default 256; `scan_chunk_accumulators`): each chunk of
+    (``BPTT_CHUNK_ROWS``, default 256; `scan_chunk_accumulators`), and of the
+    products a loop computes for its sequences (`scan_chunk_seq_products`): each chunk of
     about ``chunk_rows / batch`` steps keeps its step cotangents (``chunk_rows`` rows)
     and adds them to the gradients with one matrix product. Fewer rows use less
     memory and run the product in smaller, slower pieces. 256 rather than 1024: on
     rnn-large the staging is 1 MiB instead of 4 (peak 33.7 -> 30.7 MiB) at the same
     time within noise (docs/scan-internals.md has the measurement). Read when a
     function is compiled, so it is part of the compiled code (and of the graph memo's key).
+``reuse_forward``
+    Whether a backward loop reads the products its forward loop computed (the LSTM's
+    pre-activation ``x_t @ Wx + h_{t-1} @ Wh + b``, recorded as a T x B x 4H array:
+    `scan_reuse_forward`) instead of recomputing them in chunks of steps
+    (`scan_chunk_seq_products`). Off by default (``BPTT_REUSE_FORWARD=1`` turns it on):
+    recomputing keeps a forward+backward call within the traces plus per-step working
+    space (LSTM T=200 B=32 H=128 float64: peak 16.7 MB instead of 38.7, for 12.5 MB of
+    traces) at about 19% more time (158 ms instead of 133). Part of the graph memo's key.
 """
 from __future__ import annotations
 
@@ -45,6 +54,7 @@ class _Config:
             n for n in os.environ.get("BPTT_EXCLUDE_REWRITES", "").split(",") if n)
         self.malloc_tuning = os.environ.get("BPTT_MALLOC_TUNING", "1") not in ("", "0")
         self.chunk_rows = _int_from_env("BPTT_CHUNK_ROWS", 256)
+        self.reuse_forward = os.environ.get("BPTT_REUSE_FORWARD", "") not in ("", "0")
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float32", "float64"):

@@ -24,6 +24,7 @@ from ..scan.rewriting.merge import scan_merge, scan_merge_outputs_pass
 from ..scan.rewriting.savemem import scan_save_mem
 from ..scan.rewriting.inplace import scan_nit_sot_into_seq_pass
 from ..scan.rewriting.seq_buffer import scan_seq_into_buffer_pass
+from ..scan.rewriting.product_seqs import scan_chunk_seq_products
 from ..scan.rewriting.join_rows import scan_read_through_join_pass
 from ..scan.rewriting.shapes import scan_step_shapes
 from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
@@ -90,7 +91,8 @@ def _same(before, after):
 
 # The gemm and fusion passes hide `add(z, dot)` from the scan push-outs: step graphs get them last.
 _GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm", "fuse_elemwise", "reduce_of_elemwise",
-                "scan_seq_into_buffer", "scan_nit_sot_into_seq", "inplace_elemwise")
+                "scan_seq_into_buffer", "scan_nit_sot_into_seq", "scan_chunk_seq_products",
+                "inplace_elemwise")
 
 
 def _run_without_gemm(fgraph):
@@ -165,6 +167,9 @@ pm.add_pass(ScanInnerRewrite(lambda fg: _run_gemm_passes(fg), name="scan_inner_g
             "step graphs get the gemm passes only now: the push-outs above match dot + add")
 pm.add_pass(scan_nit_sot_into_seq_pass, "a nit_sot is stored in the rows of a sequence nothing "
             "reads after its step (the backward cotangent in the loss cotangent's buffer)")
+pm.add_pass(scan_chunk_seq_products, "a product read as a sequence that nothing else keeps is "
+            "computed in chunks of steps in the loop: no T-long x @ W (the LSTM's x @ Wx); "
+            "but for one that a state buffer of its row shape will hold (the RNN's x @ U)")
 pm.add_pass(scan_seq_into_buffer_pass, "a product read as a sequence is stored in the rows of "
             "the state buffer step t writes over row t (the forward RNN's x @ U: one trace; after "
             "scan_nit_sot_into_seq, which keeps the LSTM's z in its x @ Wx)")

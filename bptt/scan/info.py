@@ -133,6 +133,14 @@ class ScanInfo:
         memory; step t reads its sequence row before the row is overwritten.
         Set only by ``bptt/scan/rewriting/seq_buffer.py``, which proves nothing
         else reads the memory.
+    seq_products : tuple of (tuple of int or None)
+        Empty, or one entry per sequence: None, or ``(w, rows)``: the
+        sequence's outer value is the left factor ``X`` (3-d, rows of
+        ``(B, In)``) of a product with non-sequence `w` (a matrix ``(In, N)``),
+        and step t reads ``X[t] @ W`` (``(B, N)``). The product is computed in
+        chunks of about `rows` stacked rows (one gemm per chunk, into a few
+        steps' rows of working space) instead of a T-long array. Set only by
+        ``bptt/scan/rewriting/product_seqs.py``, the last scan rewrite.
     name : str or None
         For messages and profiles; not part of equality (equal loops merge).
     """
@@ -151,6 +159,7 @@ class ScanInfo:
     nit_sot_sums: tuple = ()
     nit_sot_into_seq: tuple = ()
     seq_into_buffer: tuple = ()
+    seq_products: tuple = ()
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -169,6 +178,8 @@ class ScanInfo:
         fix(self, "nit_sot_into_seq", into if any(j is not None for j in into) else ())
         held = tuple(None if j is None else int(j) for j in self.seq_into_buffer)
         fix(self, "seq_into_buffer", held if any(j is not None for j in held) else ())
+        prods = tuple(None if e is None else tuple(int(x) for x in e) for e in self.seq_products)
+        fix(self, "seq_products", prods if any(e is not None for e in prods) else ())
         self._validate()
 
     def _validate(self):
@@ -212,6 +223,26 @@ class ScanInfo:
                              f"({self.n_states}), None or a distinct sequence index (not a "
                              f"nit_sot's) for a whole buffer of one initial row, got "
                              f"{self.seq_into_buffer}")
+        self._validate_products()
+
+    def _validate_products(self):
+        # A stored nit_sot or state needs the sequence's memory, a summed nit_sot its rows.
+        taken = {j for j in self.nit_sot_into_seq + self.seq_into_buffer if j is not None}
+        taken |= {e[0] for e in self.nit_sot_sums if e is not None}
+        if self.seq_products and (
+                len(self.seq_products) != self.n_seqs or self.as_while
+                or not all(e is None or (len(e) == 2 and 0 <= e[0] < self.n_non_seqs
+                                         and e[1] >= 1 and j not in taken)
+                           for j, e in enumerate(self.seq_products))):
+            raise ValueError(f"ScanInfo: seq_products needs one entry per sequence "
+                             f"({self.n_seqs}), None or (non-sequence index, rows >= 1) for a "
+                             f"sequence no nit_sot or state is stored in or summed with, and no "
+                             f"until, got "
+                             f"{self.seq_products}")
+
+    def seq_product(self, j):
+        """``(w, rows)`` if sequence `j` is read as ``seq_j[t] @ non_seq_w`` (`seq_products`)."""
+        return self.seq_products[j] if self.seq_products else None
 
     def buffer_seq(self, s):
         """The sequence stored in state `s`'s buffer (`seq_into_buffer`), or None."""

@@ -83,6 +83,8 @@ class Scan(Op):
         into += "".join(f", nit_sot {k} summed " + ("over rows" if e[0] == ROW_SUM else
                                                      f"with seq {e[0]}") + f" (chunks of {e[1]} rows)"
                         for k, e in enumerate(self.info.nit_sot_sums) if e is not None)
+        into += "".join(f", seq {j} times non-seq {e[0]} (chunks of {e[1]} rows)"
+                        for j, e in enumerate(self.info.seq_products) if e is not None)
         return f"Scan{{{self.info.name or 'scan'}{into}}}"
 
     __repr__ = __str__
@@ -141,7 +143,8 @@ class Scan(Op):
         for i in info.outer_in_nit_sot:
             inputs[i] = _int_scalar(inputs[i], f"{where}: nit_sot length (outer input {i})")
         for k, i in enumerate(info.outer_in_seqs):
-            _require_row_fit(inputs[i], self.inner_inputs[info.inner_in_seqs[k]].type,
+            _require_row_fit(self._seq_rows(k, inputs),
+                             self.inner_inputs[info.inner_in_seqs[k]].type,
                              f"{where}: sequence {k}")
         for b in info.buffers:
             for i in b.inner_inputs:
@@ -156,6 +159,24 @@ class Scan(Op):
         if info.as_while:
             outputs.append(TensorType("int64", ())())
         return Apply(self, inputs, outputs)
+
+    def _seq_rows(self, k, inputs):
+        """What sequence `k`'s rows are: its outer input, or, when the step reads
+        ``X[t] @ W`` (`ScanInfo.seq_products`), a variable of that product's type."""
+        from ..tensor.type import TensorType
+
+        e, x = self.info.seq_product(k), inputs[self.info.outer_in_seqs[k]]
+        if e is None:
+            return x
+        w = inputs[self.info.outer_in_non_seqs[e[0]]]
+        where = f"{self.info.label}: sequence {k} (read times non-sequence {e[0]})"
+        if x.type.ndim != 3 or w.type.ndim != 2 or x.type.dtype != w.type.dtype:
+            raise TypeError(f"{where}: expected a 3-d sequence and a matrix of one dtype, "
+                            f"got {x.describe()} and {w.describe()}")
+        if None not in (x.type.shape[2], w.type.shape[0]) and x.type.shape[2] != w.type.shape[0]:
+            raise TypeError(f"{where}: the sequence's rows have {x.type.shape[2]} columns, "
+                            f"the matrix {w.type.shape[0]} rows")
+        return TensorType(x.type.dtype, x.type.shape[:2] + w.type.shape[1:])()
 
     def _output_types(self, inputs):
         from ..graph.basic import Constant
@@ -228,10 +249,13 @@ class Scan(Op):
         args = [None] * info.n_inner_inputs
         for i, j in zip(info.inner_in_non_seqs, info.outer_in_non_seqs):
             args[i] = inputs[j]
-        seqs = [(i, inputs[j]) for i, j in zip(info.inner_in_seqs, info.outer_in_seqs)]
+        seqs = [(i, inputs[j], None if info.seq_product(k) is None else
+                 inputs[info.outer_in_non_seqs[info.seq_product(k)[0]]])
+                for k, (i, j) in enumerate(zip(info.inner_in_seqs, info.outer_in_seqs))]
         for t in range(n):
-            for i, seq in seqs:
-                args[i] = seq[t]
+            for i, seq, w in seqs:
+                # `seq_products`: one product per step here; the numba loop chunks.
+                args[i] = seq[t] if w is None else np.dot(seq[t], w)
             for b, buf in zip(info.buffers, bufs):
                 for i, off in zip(b.inner_inputs, b.in_offsets):
                     args[i] = buf[(t + off) % len(buf) if b.ring else t + off]
@@ -338,6 +362,8 @@ class Scan(Op):
         if msg is None:
             msg = self.buffer_error(n, [np.shape(inputs[b.outer_input])[0] for b in info.buffers])
         if msg is None:
+            msg = self.product_error(inputs)
+        if msg is None:
             for k, i in enumerate(info.outer_in_nit_sot):
                 if int(inputs[i]) < 0:
                     msg = f"{info.label}: nit_sot {k} has a negative length {int(inputs[i])}"
@@ -363,6 +389,20 @@ class Scan(Op):
         if n < 0:
             return (f"{label}: n_steps is {n}; a symbolic n_steps must not be negative at run "
                     f"time (a negative Python int runs backwards)")
+        return None
+
+    def product_error(self, inputs):
+        """The message for a sequence read as ``X[t] @ W`` whose `W` does not fit, else None."""
+        info = self.info
+        for j in range(info.n_seqs):
+            e = info.seq_product(j)
+            if e is None:
+                continue
+            x = np.shape(inputs[info.outer_in_seqs[j]])
+            w = np.shape(inputs[info.outer_in_non_seqs[e[0]]])
+            if x[2] != w[0]:
+                return (f"{info.label}: sequence {j} is multiplied by a matrix of {w[0]} rows, "
+                        f"but its rows have {x[2]} columns")
         return None
 
     def buffer_error(self, n, buffer_lengths):
@@ -405,9 +445,12 @@ class Scan(Op):
     def _zero_step_args(self, inputs):
         info = self.info
         args = [None] * info.n_inner_inputs
-        for i, j in zip(info.inner_in_seqs, info.outer_in_seqs):
+        for k, (i, j) in enumerate(zip(info.inner_in_seqs, info.outer_in_seqs)):
             seq = np.asarray(inputs[j])
-            args[i] = np.zeros(seq.shape[1:], seq.dtype)
+            e = info.seq_product(k)
+            row = seq.shape[1:] if e is None else \
+                seq.shape[1:2] + np.shape(inputs[info.outer_in_non_seqs[e[0]]])[1:]
+            args[i] = np.zeros(row, seq.dtype)
         for b in info.buffers:
             buf = np.asarray(inputs[b.outer_input])
             for i, off in zip(b.inner_inputs, b.in_offsets):
@@ -435,6 +478,10 @@ class Scan(Op):
         if self.info.nit_sot_sums:
             raise NotImplementedError(f"{self.info.label}: {what} of a scan whose nit_sots "
                                       f"are summed (nit_sot_sums={self.info.nit_sot_sums})")
+        if self.info.seq_products:
+            raise NotImplementedError(f"{self.info.label}: {what} of a scan that computes "
+                                      f"sequence products in chunks "
+                                      f"(seq_products={self.info.seq_products})")
 
     # -- symbolic properties --------------------------------------------------------------
     def inner_connection_pattern(self):
@@ -540,8 +587,11 @@ class Scan(Op):
         """Inner output shapes with inner input shapes given by the outer input shapes."""
         info = self.info
         per_inner = [None] * info.n_inner_inputs
-        for i, j in zip(info.inner_in_seqs, info.outer_in_seqs):
+        for k, (i, j) in enumerate(zip(info.inner_in_seqs, info.outer_in_seqs)):
             per_inner[i] = tuple(input_shapes[j])[1:]
+            e = info.seq_product(k)
+            if e is not None:   # rows of X[t] @ W: (B, N)
+                per_inner[i] = per_inner[i][:1] + tuple(input_shapes[info.outer_in_non_seqs[e[0]]])[1:]
         for b in info.buffers:
             for i in b.inner_inputs:
                 per_inner[i] = tuple(input_shapes[b.outer_input])[1:]

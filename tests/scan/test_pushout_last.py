@@ -117,7 +117,12 @@ def test_whole_pipeline_keeps_one_product_per_step_and_no_history():
     # the state is read only at its last rows now: save-mem makes it a ring
     assert node.op.info.buffer_rows and all(r is not None for r in node.op.info.buffer_rows)
     outer = [n_ for n_ in _outer_nodes(fg) if isinstance(n_.op, PRODUCTS)]
-    assert len(outer) == 2          # dot(X[:n], U) for all steps, dot(h + h2, V) once
+    assert len(outer) == 1          # dot(h + h2, V) once
+    # x_t @ U: one product per chunk of steps inside the loop (scan_chunk_seq_products),
+    # no T-long array (a ring buffer cannot hold it, as the trace would)
+    info = node.op.info
+    (j, (w, _)), = [(j, e) for j, e in enumerate(info.seq_products) if e is not None]
+    assert node.inputs[info.outer_in_non_seqs[w]] is fg.inputs[ins.index(U)]
 
 
 @pytest.mark.parametrize("reader", ["all", "second_last"])

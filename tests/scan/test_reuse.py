@@ -27,6 +27,13 @@ from .test_rewriting import backward_scan, inner_nodes, rewritten, scans
 PASS = "scan_reuse_forward"
 
 
+@pytest.fixture(autouse=True)
+def _reuse_forward(monkeypatch):
+    """The pass runs only when asked (``config.reuse_forward``; off by default: the
+    backward recomputes the products in chunks, tests/scan/test_product_seqs.py)."""
+    monkeypatch.setattr(bptt.config, "reuse_forward", True)
+
+
 def _pair(fg):
     bwd = backward_scan(fg)
     (fwd,) = [n for n in scans(fg) if n is not bwd]

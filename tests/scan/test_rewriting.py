@@ -171,12 +171,17 @@ def test_pushout_seqs_makes_one_product_over_all_steps():
 def test_backward_reads_the_forward_product_of_the_reversed_sequence():
     # The LSTM's backward step recomputes z_t = x_t @ Wx + ...; pushed out, that is a
     # product over x[::-1], which is the reversed forward product x @ Wx: one product.
+    # (Later, scan_chunk_seq_products computes it in chunks in each loop: no T-long array.)
     ins, outs = lstm_grad_graph()
-    fg = rewritten(ins, outs)
-    Wx = fg.inputs[3]
-    on_x = [n for n in toposort(fg.outputs, blockers=fg.inputs)
-            if isinstance(n.op, Dot) and any(i is Wx for i in n.inputs)]
-    assert len(on_x) == 1           # was 2: x @ Wx forward, x[::-1] @ Wx for the backward
+    for exclude, products in ((("scan_chunk_seq_products",), 1), ((), 0)):
+        fg = rewritten(ins, outs, exclude=exclude)
+        Wx = fg.inputs[3]
+        on_x = [n for n in toposort(fg.outputs, blockers=fg.inputs)
+                if isinstance(n.op, Dot) and any(i is Wx for i in n.inputs)]
+        assert len(on_x) == products    # was 2: x @ Wx forward, x[::-1] @ Wx backward
+        chunked = [n.inputs[n.op.info.outer_in_non_seqs[e[0]]] for n in scans(fg)
+                   for e in n.op.info.seq_products if e is not None]
+        assert chunked.count(Wx) == 2 * (1 - products)   # forward and backward loops
 
 
 # NUMBA: tests/scan/test_grad.py::test_lstm_matches_numpy_bptt compiles the same rewritten

@@ -25,8 +25,10 @@ def _flagged(fg):
 
 def test_the_lstm_gradients_preactivation_sum_is_written_into_the_recomputed_product():
     ins, outs = lstm_grad_graph()
-    # scan_reuse_forward removes the recomputed sum (the backward reads the forward's z)
-    fg = rewritten(ins, outs, exclude=("scan_reuse_forward",))
+    # the recomputed sum over all steps: without scan_chunk_seq_products (which computes
+    # it per chunk in the loop) and scan_reuse_forward (which reads the forward's z instead,
+    # when config.reuse_forward is on)
+    fg = rewritten(ins, outs, exclude=("scan_reuse_forward", "scan_chunk_seq_products"))
     sums = [n for n in _flagged(fg) if n.outputs[0].ndim == 3]
     assert len(sums) == 1                       # the T x B x 4H pre-activation sum
     target = sums[0].inputs[sums[0].op.inplace_input]

@@ -273,13 +273,16 @@ def test_one_reversed_operand_not_from_a_loop_is_kept():
     assert fired(f, "sum_over_steps_in_order") == 0
 
 
-def test_lstm_weight_products_read_the_trace_in_step_order():
+def test_lstm_weight_products_read_the_trace_in_step_order(monkeypatch):
     """dWh pairs H (batch of h0) with the gate cotangent (batch of x @ Wx + h @ Wh): the
     batches are not provably equal, but the step axes are, and the dot checks that both
     fold as many rows. So H is reshaped in step order (no copy) and only the loop's
-    cotangent is reversed; it was the opposite when every folded axis had to be equal."""
+    cotangent is reversed; it was the opposite when every folded axis had to be equal.
+    (With the backward reading the forward's pre-activation: recomputed, `H[::-1] @ Wh`
+    is one more product over the reversed trace, not a weight product.)"""
     from ..helpers import lstm_grad_graph
 
+    monkeypatch.setattr(bptt.config, "reuse_forward", True)
     inputs, outputs = lstm_grad_graph()
     found = product_reshapes(compiled(inputs, outputs, "PY"))
     assert (True, False) not in found and (True, True) in found

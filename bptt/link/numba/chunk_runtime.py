@@ -16,7 +16,7 @@ from .blas import _like, gemm_into_call
 from .runtime import jit
 from .separate import separately
 
-__all__ = ["chunk_product_call", "chunk_row_sum_call"]
+__all__ = ["chunk_product_call", "chunk_row_sum_call", "seq_product_call"]
 
 
 @jit
@@ -61,3 +61,35 @@ def chunk_row_sum(acc, y, y_lo, y_step, kk):
 
 
 chunk_row_sum_call = separately(chunk_row_sum, any_layout=True)
+
+
+@jit
+def seq_product(out, x, x_lo, kk, w):
+    """``out[m] = x[x_lo + m] @ w`` for m < kk (``out[kk - 1 - m]`` when `x` runs
+    backwards in memory, so that one gemm reads the block in memory order).
+
+    A sequence read as ``x_t @ W`` (``ScanInfo.seq_products``): `out` holds one
+    chunk of steps, `x` is the (T, B, In) sequence (the backward scan's reversed
+    trace has a negative step stride), `w` the (In, N) matrix.
+    """
+    if kk <= 0:
+        return out
+    one, zero = _like(1, out), _like(0, out)
+    b = x.shape[1]
+    rev = x.strides[0] < 0
+    xs = -x.strides[0] if rev else x.strides[0]
+    os = out.strides[0]
+    if kk == 1 or (xs > 0 and os > 0 and (b == 1 or (xs == b * x.strides[1]
+                                                   and os == b * out.strides[1]))):
+        xf = x[x_lo + kk - 1 if rev else x_lo]
+        xr = x.strides[1] if b > 1 or kk == 1 else xs
+        orr = out.strides[1] if b > 1 or kk == 1 else os
+        gemm_into_call(one, strided_view(xf, (kk * b, x.shape[2]), (xr, x.strides[2])), w,
+                       zero, strided_view(out[0], (kk * b, out.shape[2]), (orr, out.strides[2])))
+        return out
+    for m in range(kk):      # steps not one row stride apart (rare): a product per step
+        gemm_into_call(one, x[x_lo + m], w, zero, out[kk - 1 - m if rev else m])
+    return out
+
+
+seq_product_call = separately(seq_product, any_layout=True)

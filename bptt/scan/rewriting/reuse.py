@@ -25,6 +25,12 @@ that correspond this way (or from the same non-sequences, or equal constants).
 Later, `scan_nit_sot_into_seq` stores Z in the rows of the forward's
 pushed-out ``x @ Wx`` (dead after its step) and the backward's gate cotangent in Z's rows.
 
+Off unless ``bptt.config.reuse_forward`` (``BPTT_REUSE_FORWARD=1``): the record
+is a T x B x 4H array, twice the LSTM's h and c traces. By default the backward
+loop recomputes the products instead, each in chunks of steps inside the loop
+(`scan_chunk_seq_products`, ``product_seqs.py``): no T-long array, about 19% more
+time on the benchmark LSTM (docs/scan-internals.md, "Products in chunks").
+
 Which values: those computed by a product (`Dot`) of corresponding inputs or a
 sum with such a product (the part the push-out would run as whole-trace
 GEMMs), cut where something else reads them. Elementwise work on them
@@ -40,6 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...config import config
 from ...graph.basic import Constant
 from ...graph.rewriting import graph_pass
 from ...graph.traversal import toposort
@@ -242,6 +249,8 @@ def _reuse(fgraph, bwd, fwd):
 @graph_pass(NAME)
 def scan_reuse_forward(fgraph):
     """Backward scans read the forward step's product values (see the module docstring)."""
+    if not config.reuse_forward:
+        return False    # recomputed in chunks by scan_chunk_seq_products (config docstring)
     changed = True
     done = False
     while changed:

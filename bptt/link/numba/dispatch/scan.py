@@ -129,16 +129,18 @@ def _emit_buffer(w, op, s, alloc, copy):
     w(2, copy)
 
 
-def _step_args(info, seq_row, buffer_row, shared):
+def _step_args(info, seq_row, buffer_row, shared, product_row=None):
     """Source of the inner inputs, in inner order, from per-category templates."""
-    return ", ".join(_step_arg_list(info, seq_row, buffer_row, shared))
+    return ", ".join(_step_arg_list(info, seq_row, buffer_row, shared, product_row))
 
 
-def _step_arg_list(info, seq_row, buffer_row, shared):
-    """Source of each inner input, in inner order, from per-category templates."""
+def _step_arg_list(info, seq_row, buffer_row, shared, product_row=None):
+    """Source of each inner input, in inner order, from per-category templates
+    (`product_row`: a sequence read as ``seq[t] @ W``, `seq_products`; {w}: W's index)."""
     args = [None] * info.n_inner_inputs
     for k, i in enumerate(info.inner_in_seqs):
-        args[i] = seq_row.format(k=k)
+        e = info.seq_product(k)
+        args[i] = seq_row.format(k=k) if e is None else product_row.format(k=k, w=e[0])
     for s, b in enumerate(info.buffers):
         for i, off in zip(b.inner_inputs, b.in_offsets):
             args[i] = buffer_row.format(s=s, off=off, row=_buffer_row(b, s, off))
@@ -156,7 +158,9 @@ def _buffer_row(b, s, off):
 
 def _emit_step(w, op, step_fn, depth):
     info = op.info
-    args = _step_args(info, "seq{k}[t]", "buf{s}[{row}]", "state{k}")
+    _emit_product_chunk(w, op, depth)
+    args = _step_args(info, "seq{k}[t]", "buf{s}[{row}]", "state{k}",
+                      "pz{k}[pn{k} - 1 - pi{k} if prev{k} else pi{k}]")
     w(depth, f"out = {step_fn}({args})")
     for s, b in enumerate(info.buffers):
         for o, off in zip(b.inner_outputs, b.out_offsets):
@@ -270,7 +274,8 @@ def _emit_zero_step_rows(w, op, ctx):
     program = op._row_shape_program()
     outputs = [program.outputs[info.inner_out_nit_sot[k]] for k in pending]
     args = _step_arg_list(info, "alloc_zeros((1,) + seq{k}.shape[1:], seq{k}.dtype)[0]",
-                          "init{s}[{off}]", "shared{k}")
+                          "init{s}[{off}]", "shared{k}",
+                          "alloc_zeros((1, seq{k}.shape[1], ns{w}.shape[1]), seq{k}.dtype)[0]")
     w(1, "if n == 0:")
     position = {v: i for i, v in enumerate(program.inputs)}
     names = {}
@@ -439,6 +444,42 @@ def _emit_chunk_step(w, op, d):
                      f"ck_lo, ck_dir, ck_i + 1)")
 
 
+# -- sequences read as seq[t] @ W (ScanInfo.seq_products; bptt/scan/rewriting/product_seqs.py) --
+#
+#   before the loop:  pz = (K, B, N) rows, K = max(1, ceil(rows / B)) steps
+#   at step t = c0 (a multiple of K):  pz[m] = seq[c0 + m] @ W for the chunk's kk steps
+#       (seq_product_call: one gemm over the stacked rows, in memory order: pz[kk - 1 - m]
+#        when the sequence runs backwards in memory, the backward scan's reversed trace)
+#   step t reads pz's row of step t
+def _emit_product_alloc(w, op):
+    info = op.info
+    for j in range(info.n_seqs):
+        e = info.seq_product(j)
+        if e is None:
+            continue
+        wk, rows = e
+        w(1, f"if seq{j}.shape[2] != ns{wk}.shape[0]:")
+        w(2, _fail(f"{info.label}: sequence {j} is multiplied by a matrix of ", f"ns{wk}.shape[0]",
+                   " rows, but its rows have ", f"seq{j}.shape[2]", " columns"))
+        w(1, f"pk{j} = max(1, min(n, -(-{rows} // max(seq{j}.shape[1], 1))))")
+        w(1, f"pz{j} = alloc_empty((pk{j}, seq{j}.shape[1], ns{wk}.shape[1]), seq{j}.dtype)")
+        w(1, f"pn{j} = pk{j}")
+        w(1, f"pi{j} = 0")
+        w(1, f"prev{j} = seq{j}.strides[0] < 0")
+
+
+def _emit_product_chunk(w, op, d):
+    info = op.info
+    for j in range(info.n_seqs):
+        e = info.seq_product(j)
+        if e is None:
+            continue
+        w(d, f"pi{j} = t % pk{j}")
+        w(d, f"if pi{j} == 0:")
+        w(d + 1, f"pn{j} = min(pk{j}, n - t)")
+        w(d + 1, f"seq_product_call(pz{j}, seq{j}, t, pn{j}, ns{e[0]})")
+
+
 @numba_funcify.register(Scan)
 def _scan(op, node, ctx):
     step_fn = ctx.add_graph(op.inner_inputs, op.inner_outputs, "scan_step")
@@ -447,6 +488,7 @@ def _scan(op, node, ctx):
     _emit_checks(w, op)
     _emit_alloc(w, op, node)
     _emit_chunk_alloc(w, op)
+    _emit_product_alloc(w, op)
     _emit_profile_start(w, op)
     _emit_loop(w, op, step_fn)
     _emit_profile_stop(w, op)

@@ -1,0 +1,301 @@
+"""Products read as sequences are computed in chunks inside the loop: `scan_chunk_seq_products`.
+
+The sequence push-out (``pushout.py``) turns a step's ``x_t @ W`` into one
+product over all the steps, ``P = x @ W``, read by the loop as a sequence: one
+GEMM at its full rate, but a T-long array. On an LSTM, ``x @ Wx`` is
+``T x B x 4H``: twice the h and c traces together, alive through the forward
+loop; the backward loop, which recomputes the pre-activation
+``z_t = x_t @ Wx + h_{t-1} @ Wh + b``, reads ``(x @ Wx)[::-1] + (H @ Wh)[::-1] + b``,
+two more.
+
+This pass (after `scan_nit_sot_into_seq`, before `scan_seq_into_buffer`, after
+every pass that edits a scan through `ScanArgs`) gives the product back to the loop without
+giving up the GEMM rate: the loop computes the rows of ``x @ W`` for a chunk
+of steps at once (``ScanInfo.seq_products``; one gemm over about
+``config.chunk_rows`` stacked rows into a few steps' rows of working space,
+``bptt/link/numba/dispatch/scan.py``) and step t reads its row::
+
+    before                                      after
+    P = reshape(dot(reshape(x), W))  (T, B, N)  Scan(n, x, ..., W)    seq 0 times W,
+    Scan(n, P, ...)                                                   in chunks
+    Scan(n, f(P[::-1], Q, b_row), ...)          Scan(n, x[::-1], h', ..., Wx, Wh, b_row[0])
+                                                step: f(x_t @ Wx, h'_t @ Wh, b_row[0])
+
+A sequence qualifies when its outer value is such a product (``reshape(dot(
+reshape(x, (T*B, In)), W), (T, B, N))``, the push-out's form, the sizes proven
+by `shape_keys`), the reversed view of one, or an elementwise expression
+(read by that loop alone) of those and of invariant rows (a leading
+broadcast dimension: the bias); the expression moves into the step graph,
+where it runs on one step's rows. A product is converted only when every
+reader of it is converted (in every loop reading it): otherwise it stays
+computed and nothing is saved. Not converted: loops with ``until`` (as every
+push-out), a sequence a state buffer holds (``seq_into_buffer``: the forward
+RNN's ``x @ U`` costs no memory there) or a stacked nit_sot is stored in (its
+rows are the output). A summed nit_sot stored in the sequence's rows (the
+LSTM's gate cotangent) goes back to its own staging rows.
+
+Each loop computes its own chunks, so a product read by two loops (the
+LSTM's ``x @ Wx``, read forward and reversed) is computed twice: the price
+of not keeping it (an LSTM gradient takes about 19% longer, for less than
+half the memory: docs/scan-internals.md). With ``bptt.config.reuse_forward``
+the backward loop reads the forward's recorded pre-activation instead
+(`scan_reuse_forward`, ``reuse.py``), a T-long nit_sot stored in ``x @ Wx``'s
+rows, which this pass then leaves alone.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ...config import config
+from ...graph.basic import Constant
+from ...graph.replace import clone_replace
+from ...graph.rewriting import graph_pass
+from ...graph.traversal import ancestors
+from ...tensor.elemwise import Elemwise
+from ...tensor.math import Dot
+from ...tensor.rewriting.sizes import shape_keys
+from ...tensor.blas import Gemm
+from ...tensor.shape import Reshape
+from ...tensor.subtensor import getitem
+from ...tensor.type import TensorType
+from ..op import Scan
+from .pushout import _reversed_source
+
+NAME = "scan_chunk_seq_products"
+
+
+def _product(fgraph, p):
+    """``(x, W)`` if `p` is ``reshape(dot(reshape(x, (T*B, In)), W), (T, B, N))`` of a
+    3-d float `x` and matrix `W`, with the dot and inner reshape read by nothing else."""
+    if p.owner is None or not isinstance(p.owner.op, Reshape) or p.ndim != 3:
+        return None
+    d = p.owner.inputs[0]
+    if d.owner is None or not isinstance(d.owner.op, Dot) or len(fgraph.clients.get(d, ())) != 1:
+        return None
+    x2, w = d.owner.inputs
+    if x2.owner is None or not isinstance(x2.owner.op, Reshape) or \
+            len(fgraph.clients.get(x2, ())) != 1:
+        return None
+    x = x2.owner.inputs[0]
+    if not (x.ndim == 3 and w.ndim == 2 and x.dtype == w.dtype == p.dtype
+            and p.dtype in ("float32", "float64")):
+        return None
+    kx, kx2, kp = shape_keys(fgraph, x), shape_keys(fgraph, x2), shape_keys(fgraph, p)
+    # x2 keeps x's columns (so its rows are x's T*B rows) and p x's first two sizes
+    # (so its rows are x2's rows regrouped): row t of p is x[t] @ W.
+    if kx2[1] != kx[2] or kp[:2] != kx[:2]:
+        return None
+    return x, w
+
+
+def _term(fgraph, v):
+    """``(P, x, W, reversed)`` if `v` is a product `P` or ``P[::-1]`` (read only here)."""
+    source = _reversed_source(v)
+    if source is not None:
+        if len(fgraph.clients.get(v, ())) != 1:
+            return None
+        v, rev = source, True
+    else:
+        rev = False
+    found = _product(fgraph, v)
+    return None if found is None else (v, *found, rev)
+
+
+def _row_invariant(v):
+    """Whether `v` is one row broadcast over the steps (a leading dimension of size 1)."""
+    return v.ndim >= 1 and v.type.shape[0] == 1
+
+
+def _plan(fgraph, node, j):
+    """How sequence `j` of Scan `node` would be computed in the loop, or None:
+    ``(terms, expression)``; `terms` lists ``(P, x, W, reversed)`` and `expression` is
+    None (the sequence is the one term) or the elementwise node over terms and rows."""
+    info = node.op.info
+    pos = info.outer_in_seqs[j]
+    if j in {e for e in info.seq_into_buffer if e is not None}:
+        return None
+    if any(s == j and info.nit_sot_sum(k) is None for k, s in enumerate(info.nit_sot_into_seq)):
+        return None
+    if any(e is not None and e[0] == j for e in info.nit_sot_sums):
+        return None
+    v = node.inputs[pos]
+    if _held_by_its_state(fgraph, node, j):
+        return None
+    term = _term(fgraph, v)
+    if term is not None:
+        return [term], None
+    n = v.owner
+    if n is None or not isinstance(n.op, Elemwise) or len(n.outputs) != 1 or \
+            list(fgraph.clients.get(v, ())) != [(node, pos)]:
+        return None
+    terms = []
+    for i in n.inputs:
+        t = _term(fgraph, i)
+        if t is not None:
+            terms.append(t)
+        elif not (_row_invariant(i) or isinstance(i, Constant)):
+            return None
+    return (terms, n) if terms else None
+
+
+def _held_by_its_state(fgraph, node, j):
+    """Whether `scan_seq_into_buffer` (next) will store sequence `j` in a state buffer whose
+    rows will have the sequence's row shape (the forward RNN's ``x @ U`` in the h trace:
+    no memory at all). The shapes are rarely provable, so: when the state's value is
+    computed from the sequence row by elementwise work and gemm accumulation only (then its
+    rows are the row's, or a broadcast of it). Where the row is cut first (the LSTM's
+    ``(B, 4H)`` pre-activation sliced into gates of h's ``(B, H)``), the chunks save for sure."""
+    from .seq_buffer import buffer_homes
+
+    op = node.op
+    for s, k in enumerate(buffer_homes(fgraph, node)):
+        if k == j:
+            row = op.inner_inputs[op.info.inner_in_seqs[j]]
+            return _elementwise_of(op.inner_outputs[op.info.buffers[s].inner_outputs[0]], row)
+    return False
+
+
+def _elementwise_of(v, row):
+    """Whether `v` is `row`, or computed from it through Elemwise inputs and gemm's z."""
+    while v is not row:
+        n = v.owner
+        if n is None:
+            return False
+        if isinstance(n.op, Gemm):
+            v = n.inputs[0]
+        elif isinstance(n.op, Elemwise):
+            nxt = [i for i in n.inputs if _depends_on(i, row)]
+            if len(nxt) != 1:
+                return False
+            v = nxt[0]
+        else:
+            return False
+    return True
+
+
+def _depends_on(v, row):
+    return row in ancestors([v], blockers=[row])
+
+
+def _plans(fgraph, skip):
+    """{Scan node: {sequence: plan}} for the sequences whose products are all converted
+    (but the (node, sequence) pairs in `skip`)."""
+    plans, uses = {}, {}
+    for node in fgraph.toposort():
+        if not isinstance(node.op, Scan) or node.op.info.as_while:
+            continue
+        for j in range(node.op.info.n_seqs):
+            if node.op.info.seq_product(j) is not None or (node, j) in skip:
+                continue
+            plan = _plan(fgraph, node, j)
+            if plan is None:
+                continue
+            plans.setdefault(node, {})[j] = plan
+            for p, *_ in plan[0]:
+                uses[p] = uses.get(p, 0) + 1
+    # A product another reader keeps computed saves nothing where it is read in chunks.
+    kept = {p for p, k in uses.items() if len(fgraph.clients.get(p, ())) != k}
+    return {node: {j: plan for j, plan in seqs.items()
+                   if not any(t[0] in kept for t in plan[0])}
+            for node, seqs in plans.items()}
+
+
+def _rebuild(node, plans):
+    """The Scan node reading the planned sequences' products in chunks."""
+    op, info = node.op, node.op.info
+    ins = list(node.inputs)
+    seqs = [ins[i] for i in info.outer_in_seqs]
+    inner_seqs = [op.inner_inputs[i] for i in info.inner_in_seqs]
+    non_seqs = [ins[i] for i in info.outer_in_non_seqs]
+    inner_ns = [op.inner_inputs[i] for i in info.inner_in_non_seqs]
+    products = [info.seq_product(j) for j in range(info.n_seqs)]
+    origins = list(op.seq_origins) if op.seq_origins else None
+    into = list(info.nit_sot_into_seq) or [None] * info.n_nit_sot
+    replace = {}
+
+    def non_seq(outer):
+        """The inner variable of non-sequence `outer` (added unless passed already)."""
+        for k, o in enumerate(non_seqs):
+            if o is outer:
+                return inner_ns[k], k
+        non_seqs.append(outer)
+        inner_ns.append(outer.type())
+        return inner_ns[-1], len(non_seqs) - 1
+
+    def product_seq(term, slot, own_slot, var_type):
+        """Inner variable of a sequence reading ``x[t] @ W``: in `slot`'s place when
+        `own_slot`, else a new sequence (its origin: `slot`'s user sequence)."""
+        _, x, w, rev = term
+        _, wk = non_seq(w)
+        outer = getitem(x, slice(None, None, -1)) if rev else x
+        var = var_type()
+        if own_slot:
+            seqs[slot], inner_seqs[slot], products[slot] = outer, var, (wk, config.chunk_rows)
+            return var
+        seqs.append(outer)
+        inner_seqs.append(var)
+        products.append((wk, config.chunk_rows))
+        if origins is not None:
+            origins.append(origins[slot]._replace(offset=None))
+        return var
+
+    for slot, (terms, expr) in sorted(plans.items()):
+        old = inner_seqs[slot]
+        into = [None if s == slot else s for s in into]   # a summed nit_sot stages its rows
+        if expr is None:
+            replace[old] = product_seq(terms[0], slot, True, old.type)
+            continue
+        args, placed = [], False
+        for i in expr.inputs:
+            t = next((t for t in terms if i is t[0] or _reversed_source(i) is t[0]), None)
+            if t is not None:   # the first product takes the slot, others are new sequences
+                args.append(product_seq(t, slot, not placed, _row_type(t[1], t[2])))
+                placed = True
+            elif isinstance(i, Constant):
+                args.append(getitem(i, 0))
+            else:
+                args.append(non_seq(getitem(i, 0))[0])
+        op_ = expr.op if expr.op.inplace_input is None else Elemwise(expr.op.scalar_op)
+        value = op_(*args)
+        if value.type != old.type:
+            return None     # the step graph was typed for other static sizes
+        replace[old] = value
+    inner_outs = clone_replace(op.inner_outputs, replace)
+    states = op.inner_inputs[info.n_seqs:info.inner_in_non_seqs.start]
+    inner_ins = inner_seqs + states + inner_ns
+    outer_states = ins[info.outer_in_seqs.stop:info.outer_in_non_seqs.start]
+    new_info = dataclasses.replace(
+        info, n_seqs=len(seqs), n_non_seqs=len(non_seqs), seq_products=tuple(products),
+        nit_sot_into_seq=tuple(into))   # sequence indices held elsewhere: new ones come last
+    new_op = Scan(inner_ins, inner_outs, new_info, seq_origins=origins,
+                  output_labels=op.output_labels, profile=op.profile)
+    new = new_op.make_node(ins[0], *seqs, *outer_states, *non_seqs)
+    if any(a.type != b.type for a, b in zip(node.outputs, new.outputs)):
+        return None
+    return new
+
+
+def _row_type(x, w):
+    """The type of ``x[t] @ w``."""
+    return TensorType(x.dtype, (x.type.shape[1], w.type.shape[1]))
+
+
+@graph_pass(NAME)
+def scan_chunk_seq_products(fgraph):
+    """Sequences that are products of sequence rows are computed in chunks in the loop."""
+    skip = set()
+    while True:
+        plans = {node: seqs for node, seqs in _plans(fgraph, skip).items() if seqs}
+        failed = [node for node, seqs in plans.items() if _rebuild(node, seqs) is None]
+        if not failed:
+            break
+        # A loop that cannot take its products keeps them computed: plan again without
+        # them, so that no other loop recomputes a product that stays anyway.
+        skip |= {(node, j) for node in failed for j in plans[node]}
+    changed = False
+    for node, seqs in plans.items():   # in order: a loop is built on the new loops it reads
+        new = _rebuild(node, seqs)
+        if new is not None:
+            fgraph.replace_all(list(zip(node.outputs, new.outputs)), reason=NAME)
+            changed = True
+    return changed

@@ -1,0 +1,238 @@
+"""`scan_chunk_seq_products` (bptt/scan/rewriting/product_seqs.py): a product read as a
+sequence is computed in chunks of steps inside the loop, so no T-long ``x @ W`` is kept.
+
+Structure (PY rewriting, no compile): the benchmark LSTM gradient (plain, go_backwards,
+truncate_gradient, symbolic n_steps) has no product over the stacked steps left outside
+its loops; the forward reads ``X`` times ``Wx``, the backward ``X[::-1]`` times ``Wx`` and
+the reversed h trace times ``Wh``, its gate cotangent staged in its own rows. Left alone:
+the forward RNN's ``x @ U`` (held in the trace's rows), a product something else reads,
+an ``until`` loop, the LSTM gradient of ``X`` (its stacked gate cotangent is stored in
+the backward's sequence) and, with ``config.reuse_forward``, the recorded pre-activation.
+Values: NUMBA and PY against PY with the pass excluded, with chunks of 3 rows (several
+chunks and a partial last one), hypothesis over T (0 and 1 included), B, In, H and
+n_steps; a sequence whose steps are not one row stride apart. Errors: a matrix of the
+wrong height names the scan and the sizes; `ScanInfo` and `ScanArgs` refuse what they
+cannot carry.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bptt
+import bptt.tensor as T
+from bptt.scan.args import ScanArgs
+from bptt.scan.info import ScanInfo
+from bptt.tensor.math import Dot
+from bptt.tensor.product_rows import ProductRows
+
+from ..helpers import excluding, lstm_grad_graph, lstm_step
+from .test_fill_sequences import LSTM_CONFIGS, assert_close
+from .test_rewriting import backward_scan, rewritten, scans
+
+PASS = "scan_chunk_seq_products"
+
+
+def _lstm(cfg, wrt_x=False):
+    X, h0, c0 = T.tensor3("X"), T.matrix("h0"), T.matrix("c0")
+    Wx, Wh, b = T.matrix("Wx"), T.matrix("Wh"), T.vector("b")
+    n = T.iscalar("n")
+    (hs, _), _ = bptt.scan(lstm_step, sequences=X, outputs_info=[h0, c0],
+                           non_sequences=[Wx, Wh, b], n_steps=n if cfg.get("symbolic") else None,
+                           name="lstm", truncate_gradient=cfg.get("truncate", -1),
+                           go_backwards=cfg.get("backwards", False))
+    loss = 0.5 * (hs ** 2).sum()
+    wrt = [Wx, Wh, b, h0, c0] + ([X] if wrt_x else [])
+    return [X, h0, c0, Wx, Wh, b, n], [loss] + bptt.grad(loss, wrt)
+
+
+def _outer_products(fg):
+    return [n for n in fg.apply_nodes if isinstance(n.op, (Dot, ProductRows))]
+
+
+def _chunked(node):
+    """{sequence index: the outer matrix it is multiplied by} of a Scan node."""
+    info = node.op.info
+    return {j: node.inputs[info.outer_in_non_seqs[e[0]]]
+            for j, e in enumerate(info.seq_products) if e is not None}
+
+
+@pytest.mark.parametrize("name", sorted(LSTM_CONFIGS))
+def test_lstm_gradient_keeps_no_stacked_product(name):
+    ins, outs = _lstm(LSTM_CONFIGS[name])
+    before = rewritten(ins, outs, exclude=(PASS,))
+    assert {n.inputs[1].name for n in _outer_products(before) if isinstance(n.op, Dot)} \
+        >= {"Wx", "Wh"}
+    fg = rewritten(ins, outs)
+    assert not _outer_products(fg)
+    bwd = backward_scan(fg)
+    (fwd,) = [n for n in scans(fg) if n is not bwd]
+    assert [w.name for w in _chunked(fwd).values()] == ["Wx"]
+    assert sorted(w.name for w in _chunked(bwd).values()) == ["Wh", "Wx"]
+    # the gate cotangent (summed in chunks) is staged in its own rows
+    info = bwd.op.info
+    assert not {info.nit_sot_seq(k) for k in range(info.n_nit_sot)} & set(_chunked(bwd))
+    assert "times non-seq" in str(bwd.op)
+
+
+def test_rnn_products_stay_in_the_trace():
+    # the forward RNN's x @ U costs no memory in the trace's rows: left to seq_into_buffer
+    X, h0 = T.tensor3("X"), T.matrix("h0")
+    U, W, b = T.matrix("U"), T.matrix("W"), T.vector("b")
+    hs, _ = bptt.scan(lambda x, h, U, W, b: T.tanh(T.dot(x, U) + T.dot(h, W) + b),
+                      sequences=X, outputs_info=h0, non_sequences=[U, W, b])
+    loss = 0.5 * (hs ** 2).sum()
+    ins, outs = [X, h0, U, W, b], [loss] + bptt.grad(loss, [U, W, b, h0])
+    fg = rewritten(ins, outs)
+    assert not any(_chunked(n) for n in scans(fg))
+    assert any(isinstance(n.op, ProductRows) for n in fg.apply_nodes)
+
+
+def test_the_gradient_of_x_keeps_its_stacked_product():
+    # dX = dZ @ Wx.T needs the stacked gate cotangent, stored in the backward's sequence
+    # (the pre-activation's rows): that sequence stays, and so does the forward's product
+    ins, outs = _lstm({}, wrt_x=True)
+    fg = rewritten(ins, outs)
+    assert not any(_chunked(n) for n in scans(fg))
+
+
+def test_the_recorded_pre_activation_is_left_alone(monkeypatch):
+    monkeypatch.setattr(bptt.config, "reuse_forward", True)
+    ins, outs = lstm_grad_graph()
+    fg = rewritten(ins, outs)
+    bwd = backward_scan(fg)
+    (fwd,) = [n for n in scans(fg) if n is not bwd]
+    assert fwd.op.info.nit_sot_into_seq == (0,)      # z recorded in x @ Wx's rows
+    assert not _chunked(fwd) and not _chunked(bwd)
+
+
+def _user_scan(case):
+    X, W, h0 = T.tensor3("X"), T.matrix("W"), T.matrix("h0")
+    P = T.dot(X, W)          # a sequence the user computed for all steps
+    hs, _ = bptt.scan(lambda p, h: T.tanh(p + h), sequences=P, outputs_info=h0, name="user")
+    out = [hs[-1].sum()] if case == "last_only" else [hs.sum()]
+    if case == "extra_reader":
+        out.append(P.sum())
+    return [X, W, h0], out
+
+
+@pytest.mark.parametrize("case", ["last_only", "trace", "extra_reader", "until"])
+def test_a_users_product_sequence(case):
+    ins, outs = _until_scan() if case == "until" else _user_scan(case)
+    fg = rewritten(ins, outs)
+    (node,) = scans(fg)
+    if case == "last_only":     # h is a ring (save-mem): the product is computed in chunks
+        assert node.op.info.buffer_rows
+        assert [w.name for w in _chunked(node).values()] == ["W"]
+        assert not _outer_products(fg)
+    elif case == "trace":       # the whole h trace holds the product's rows (seq_into_buffer)
+        assert not _chunked(node) and node.op.info.seq_into_buffer
+    else:   # another reader keeps the product computed; an until loop is left alone
+        assert not _chunked(node)
+
+
+def _until_scan():
+    from bptt.scan import until
+
+    X, W, h0 = T.tensor3("X"), T.matrix("W"), T.matrix("h0")
+
+    def step(x, h, W):
+        h_new = T.tanh(T.dot(x, W) + h)
+        return h_new, until(h_new.sum() > 1e9)
+
+    hs, _ = bptt.scan(step, sequences=X, outputs_info=h0, non_sequences=W, name="user")
+    return [X, W, h0], [hs.sum()]
+
+
+# -- values ------------------------------------------------------------------------------
+_FUNCS = {}
+
+
+def _functions(name, mode):
+    """(reference: PY without the pass, the function under test) with chunks of 3 rows."""
+    if (name, mode) not in _FUNCS:
+        ins, outs = _lstm(LSTM_CONFIGS[name])
+        old = bptt.config.chunk_rows
+        bptt.config.chunk_rows = 3
+        try:
+            with excluding((PASS,)):
+                ref = bptt.function(ins, outs, mode="PY", on_unused_input="ignore")
+            under = bptt.function(ins, outs, mode=mode, on_unused_input="ignore")
+        finally:
+            bptt.config.chunk_rows = old
+        _FUNCS[name, mode] = ref, under
+    return _FUNCS[name, mode]
+
+
+@st.composite
+def _lstm_data(draw):
+    t, bsz, nin, nh = (draw(st.integers(0, 7)), draw(st.integers(1, 3)),
+                       draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    return [rng.standard_normal((t, bsz, nin)), 0.5 * rng.standard_normal((bsz, nh)),
+            0.5 * rng.standard_normal((bsz, nh)), rng.standard_normal((nin, 4 * nh)),
+            0.5 * rng.standard_normal((nh, 4 * nh)), rng.standard_normal(4 * nh),
+            np.int32(draw(st.integers(0, t)))]
+
+
+@pytest.mark.parametrize("mode", ["PY", "NUMBA"])
+@pytest.mark.parametrize("name", sorted(LSTM_CONFIGS))
+@settings(max_examples=12, deadline=None)
+@given(data=_lstm_data())
+def test_values_equal_without_the_pass(name, mode, data):
+    ref, under = _functions(name, mode)
+    assert_close(under(*data), ref(*data), f"{name} {mode}")
+
+
+@pytest.mark.parametrize("mode", ["PY", "NUMBA"])
+def test_steps_not_one_row_stride_apart(mode):
+    # X's steps are B + 1 rows apart (a slice of wider batches): a product per step
+    ref, under = _functions("plain", mode)
+    rng = np.random.default_rng(5)
+    t, bsz, nin, nh = 7, 2, 3, 2
+    wide = rng.standard_normal((t, bsz + 1, nin))
+    data = [wide[:, :bsz], 0.5 * rng.standard_normal((bsz, nh)),
+            0.5 * rng.standard_normal((bsz, nh)), rng.standard_normal((nin, 4 * nh)),
+            0.5 * rng.standard_normal((nh, 4 * nh)), rng.standard_normal(4 * nh), np.int32(t)]
+    assert_close(under(*data), ref(*data), f"gapped {mode}")
+
+
+@pytest.mark.parametrize("mode", ["PY", "NUMBA"])
+def test_a_matrix_of_the_wrong_height_is_named(mode):
+    _, under = _functions("plain", mode)
+    rng = np.random.default_rng(1)
+    data = [rng.standard_normal((4, 2, 3)), np.zeros((2, 2)), np.zeros((2, 2)),
+            rng.standard_normal((5, 8)), rng.standard_normal((2, 8)), np.zeros(8), np.int32(4)]
+    with pytest.raises(ValueError, match=r"scan 'lstm': sequence 0 is multiplied by a matrix "
+                                         r"of 5 rows, but its rows have 3 columns"):
+        under(*data)
+
+
+# -- what ScanInfo and ScanArgs refuse ----------------------------------------------------------
+def _node():
+    ins, outs = lstm_grad_graph()
+    fg = rewritten(ins, outs)
+    bwd = backward_scan(fg)
+    return bwd
+
+
+def test_scan_info_validates_seq_products():
+    info = _node().op.info
+    with pytest.raises(ValueError, match="seq_products needs one entry per sequence"):
+        dataclasses.replace(info, seq_products=((0, 8),))
+    with pytest.raises(ValueError, match="seq_products"):
+        dataclasses.replace(info, seq_products=((info.n_non_seqs, 8),) + (None,) * (info.n_seqs - 1))
+    with pytest.raises(ValueError, match="seq_products"):   # summed with: its rows are read
+        j = info.nit_sot_sums[0][0]
+        dataclasses.replace(info, seq_products=tuple((0, 8) if k == j else None
+                                                     for k in range(info.n_seqs)))
+    assert ScanInfo(1, (), (), (), 1, 0, 0, 1, seq_products=(None,)).seq_products == ()
+
+
+def test_scan_args_refuses_a_scan_with_seq_products():
+    with pytest.raises(ValueError, match="no rewrite may edit such a scan"):
+        ScanArgs.from_node(_node())
