@@ -4,10 +4,10 @@ sequence is computed in chunks of steps inside the loop, so no T-long ``x @ W`` 
 Structure (PY rewriting, no compile): the benchmark LSTM gradient (plain, go_backwards,
 truncate_gradient, symbolic n_steps) has no product over the stacked steps left outside
 its loops; the forward reads ``X`` times ``Wx``, the backward ``X[::-1]`` times ``Wx`` and
-the reversed h trace times ``Wh``, its gate cotangent staged in its own rows. Left alone:
-the forward RNN's ``x @ U`` (held in the trace's rows), a product something else reads,
-an ``until`` loop, the LSTM gradient of ``X`` (its stacked gate cotangent is stored in
-the backward's sequence) and, with ``config.reuse_forward``, the recorded pre-activation.
+the reversed h trace times ``Wh``, its gate cotangent staged in its own rows; with the
+gradient of ``X``, ``dX``'s rows are its own. Left alone: the forward RNN's ``x @ U``
+(held in the trace's rows), a product something else reads, an ``until`` loop and, with
+``config.reuse_forward``, the recorded pre-activation.
 Values: NUMBA and PY against PY with the pass excluded, with chunks of 3 rows (several
 chunks and a partial last one), hypothesis over T (0 and 1 included), B, In, H and
 n_steps; a sequence whose steps are not one row stride apart. Errors: a matrix of the
@@ -38,6 +38,7 @@ PASS = "scan_chunk_seq_products"
 
 
 def _lstm(cfg, wrt_x=False):
+    wrt_x = wrt_x or cfg.get("wrt_x", False)
     X, h0, c0 = T.tensor3("X"), T.matrix("h0"), T.matrix("c0")
     Wx, Wh, b = T.matrix("Wx"), T.matrix("Wh"), T.vector("b")
     n = T.iscalar("n")
@@ -92,12 +93,18 @@ def test_rnn_products_stay_in_the_trace():
     assert any(isinstance(n.op, ProductRows) for n in fg.apply_nodes)
 
 
-def test_the_gradient_of_x_keeps_its_stacked_product():
-    # dX = dZ @ Wx.T needs the stacked gate cotangent, stored in the backward's sequence
-    # (the pre-activation's rows): that sequence stays, and so does the forward's product
+def test_the_gradient_of_x_is_stacked_in_its_own_rows():
+    # dX_t = dz_t @ Wx.T is a stacked nit_sot the backward stored in its pre-activation
+    # sequence's rows (usable only when In == 4H): the sequence is computed in chunks, and
+    # dX gets rows of its own, as it did whenever In != 4H
     ins, outs = _lstm({}, wrt_x=True)
+    before = rewritten(ins, outs, exclude=(PASS,))
+    assert any(j is not None for j in backward_scan(before).op.info.nit_sot_into_seq)
     fg = rewritten(ins, outs)
-    assert not any(_chunked(n) for n in scans(fg))
+    bwd = backward_scan(fg)
+    assert sorted(w.name for w in _chunked(bwd).values()) == ["Wh", "Wx"]
+    assert not any(j is not None for j in bwd.op.info.nit_sot_into_seq)
+    assert not _outer_products(fg)
 
 
 def test_the_recorded_pre_activation_is_left_alone(monkeypatch):
@@ -150,12 +157,15 @@ def _until_scan():
 
 # -- values ------------------------------------------------------------------------------
 _FUNCS = {}
+# the gradient of X too (dX's stacked rows) with go_backwards, truncate and symbolic n_steps
+VALUE_CONFIGS = dict(LSTM_CONFIGS, grad_x={"wrt_x": True, "backwards": True, "truncate": 3,
+                                           "symbolic": True})
 
 
 def _functions(name, mode):
     """(reference: PY without the pass, the function under test) with chunks of 3 rows."""
     if (name, mode) not in _FUNCS:
-        ins, outs = _lstm(LSTM_CONFIGS[name])
+        ins, outs = _lstm(VALUE_CONFIGS[name])
         old = bptt.config.chunk_rows
         bptt.config.chunk_rows = 3
         try:
@@ -180,7 +190,7 @@ def _lstm_data(draw):
 
 
 @pytest.mark.parametrize("mode", ["PY", "NUMBA"])
-@pytest.mark.parametrize("name", sorted(LSTM_CONFIGS))
+@pytest.mark.parametrize("name", sorted(VALUE_CONFIGS))
 @settings(max_examples=12, deadline=None)
 @given(data=_lstm_data())
 def test_values_equal_without_the_pass(name, mode, data):

@@ -29,10 +29,14 @@ broadcast dimension: the bias); the expression moves into the step graph,
 where it runs on one step's rows. A product is converted only when every
 reader of it is converted (in every loop reading it): otherwise it stays
 computed and nothing is saved. Not converted: loops with ``until`` (as every
-push-out), a sequence a state buffer holds (``seq_into_buffer``: the forward
-RNN's ``x @ U`` costs no memory there) or a stacked nit_sot is stored in (its
-rows are the output). A summed nit_sot stored in the sequence's rows (the
-LSTM's gate cotangent) goes back to its own staging rows.
+push-out), a sequence a state buffer will hold (``seq_into_buffer``: the
+forward RNN's ``x @ U`` costs no memory there), one a summed nit_sot
+multiplies, one whose rows hold a stacked nit_sot computed from the row by
+elementwise work (that memory is an output). Another nit_sot stored in the sequence's
+rows gets rows of its own: a summed one (the LSTM's gate cotangent) its K-step
+staging, a stacked one (the LSTM gradient of ``x``, ``dx_t = dz_t @ Wx.T``,
+which shares the rows only if ``In == 4H``) a T-long array of its own, no
+larger than the sequence.
 
 Each loop computes its own chunks, so a product read by two loops (the
 LSTM's ``x @ Wx``, read forward and reversed) is computed twice: the price
@@ -114,12 +118,10 @@ def _plan(fgraph, node, j):
     pos = info.outer_in_seqs[j]
     if j in {e for e in info.seq_into_buffer if e is not None}:
         return None
-    if any(s == j and info.nit_sot_sum(k) is None for k, s in enumerate(info.nit_sot_into_seq)):
-        return None
     if any(e is not None and e[0] == j for e in info.nit_sot_sums):
         return None
     v = node.inputs[pos]
-    if _held_by_its_state(fgraph, node, j):
+    if _held_by_its_state(fgraph, node, j) or _holds_stacked_rows(node, j):
         return None
     term = _term(fgraph, v)
     if term is not None:
@@ -153,6 +155,18 @@ def _held_by_its_state(fgraph, node, j):
             row = op.inner_inputs[op.info.inner_in_seqs[j]]
             return _elementwise_of(op.inner_outputs[op.info.buffers[s].inner_outputs[0]], row)
     return False
+
+
+def _holds_stacked_rows(node, j):
+    """Whether a stacked nit_sot lives in sequence `j`'s rows and is computed from the
+    row by elementwise work (so its rows have the row's shape: the recorded pre-activation
+    in ``x @ Wx``'s, with `reuse_forward`): that memory is an output, and computing the
+    sequence in chunks would save none of it."""
+    op, info = node.op, node.op.info
+    row = op.inner_inputs[info.inner_in_seqs[j]]
+    return any(s == j and info.nit_sot_sum(k) is None and
+               _elementwise_of(op.inner_outputs[info.inner_out_nit_sot[k]], row)
+               for k, s in enumerate(info.nit_sot_into_seq))
 
 
 def _elementwise_of(v, row):
@@ -241,7 +255,8 @@ def _rebuild(node, plans):
 
     for slot, (terms, expr) in sorted(plans.items()):
         old = inner_seqs[slot]
-        into = [None if s == slot else s for s in into]   # a summed nit_sot stages its rows
+        # A nit_sot stored in the sequence's rows gets its own (a summed one: its staging).
+        into = [None if s == slot else s for s in into]
         if expr is None:
             replace[old] = product_seq(terms[0], slot, True, old.type)
             continue
