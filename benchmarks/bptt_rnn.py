@@ -104,7 +104,8 @@ def numba_references(cache=False):
 
 
 # -- bptt ---------------------------------------------------------------------------------
-def bptt_function(kind, dtype):
+def bptt_function(kind, dtype, wrt_x=False):
+    """The loss and its gradients (every weight and initial state; also X if `wrt_x`)."""
     import bptt
     T = bptt.tensor
 
@@ -135,7 +136,7 @@ def bptt_function(kind, dtype):
                               non_sequences=[Wx, Wh, b], name="lstm")
         params, inputs = [Wx, Wh, b, h0, c0], [X, h0, c0, Wx, Wh, b]
     loss = 0.5 * (H ** 2).sum()
-    return bptt.function(inputs, [loss] + bptt.grad(loss, params))
+    return bptt.function(inputs, [loss] + bptt.grad(loss, params + ([X] if wrt_x else [])))
 
 
 def run_calls(repeat, dtype, cases):
