@@ -8,9 +8,11 @@ the reversed h trace times ``Wh``, its gate cotangent staged in its own rows; wi
 gradient of ``X``, ``dX``'s rows are its own. Left alone: the forward RNN's ``x @ U``
 (held in the trace's rows), a product something else reads, an ``until`` loop and, with
 ``config.reuse_forward``, the recorded pre-activation.
-Values: NUMBA and PY against PY with the pass excluded, with chunks of 3 rows (several
-chunks and a partial last one), hypothesis over T (0 and 1 included), B, In, H and
-n_steps; a sequence whose steps are not one row stride apart. Errors: a matrix of the
+A GRU gradient: its gates' elementwise expressions, stacked by the push-out, move into
+both loops, over six chunked products. Values: NUMBA and PY against PY with the pass
+excluded, with chunks of 3 rows (several chunks and a partial last one), for the LSTM
+configurations, the LSTM gradient of X with everything, and the GRU plain and with
+everything, hypothesis over T (0 and 1 included), B, In, H and n_steps; a sequence whose steps are not one row stride apart. Errors: a matrix of the
 wrong height names the scan and the sizes; `ScanInfo` and `ScanArgs` refuse what they
 cannot carry.
 """
@@ -107,6 +109,48 @@ def test_the_gradient_of_x_is_stacked_in_its_own_rows():
     assert not _outer_products(fg)
 
 
+def _gru(cfg):
+    X, h0, n = T.tensor3("X"), T.matrix("h0"), T.iscalar("n")
+    Wz, Wr, Wn = T.matrix("Wz"), T.matrix("Wr"), T.matrix("Wn")
+    Uz, Ur, Un = T.matrix("Uz"), T.matrix("Ur"), T.matrix("Un")
+    b = T.vector("b")
+
+    def step(x, h, Wz, Wr, Wn, Uz, Ur, Un, b):
+        z = T.nnet.sigmoid(T.dot(x, Wz) + T.dot(h, Uz))
+        r = T.nnet.sigmoid(T.dot(x, Wr) + T.dot(h, Ur) + b)
+        c = T.tanh(T.dot(x, Wn) + r * T.dot(h, Un))
+        return (1 - z) * c + z * h
+
+    hs, _ = bptt.scan(step, sequences=X, outputs_info=h0, name="gru",
+                      non_sequences=[Wz, Wr, Wn, Uz, Ur, Un, b],
+                      n_steps=n if cfg.get("symbolic") else None,
+                      go_backwards=cfg.get("backwards", False),
+                      truncate_gradient=cfg.get("truncate", -1))
+    loss = 0.5 * (hs ** 2).sum()
+    params = [Wz, Wr, Wn, Uz, Ur, Un, b, h0] + ([X] if cfg.get("wrt_x") else [])
+    return [X, h0, Wz, Wr, Wn, Uz, Ur, Un, b, n], [loss] + bptt.grad(loss, params)
+
+
+def test_gru_gradient_moves_its_gate_expressions_into_the_loops():
+    # The push-out stacked the backward's recomputed gates (z, -z, r, h @ Un, r * (h @ Un),
+    # the candidate, its derivative, -r): eight T x B x H arrays. In the loop now, from six
+    # chunked products (x @ W and h @ U of the three gates), each computed once per chunk.
+    ins, outs = _gru({})
+    before = rewritten(ins, outs, exclude=(PASS,))
+    assert backward_scan(before).op.info.n_seqs >= 10
+    fg = rewritten(ins, outs)
+    assert not _outer_products(fg)
+    bwd = backward_scan(fg)
+    (fwd,) = [n for n in scans(fg) if n is not bwd]
+    assert sorted(w.name for w in _chunked(fwd).values()) == ["Wn", "Wr", "Wz"]
+    assert sorted(w.name for w in _chunked(bwd).values()) == ["Un", "Ur", "Uz", "Wn", "Wr", "Wz"]
+    info = bwd.op.info
+    # what is left as plain sequences: the trace rows, X[::-1] and the loss cotangent's
+    plain = [bwd.inputs[info.outer_in_seqs[j]] for j in range(info.n_seqs)
+             if info.seq_product(j) is None]
+    assert len(plain) <= 4, plain
+
+
 def test_the_recorded_pre_activation_is_left_alone(monkeypatch):
     monkeypatch.setattr(bptt.config, "reuse_forward", True)
     ins, outs = lstm_grad_graph()
@@ -157,15 +201,20 @@ def _until_scan():
 
 # -- values ------------------------------------------------------------------------------
 _FUNCS = {}
-# the gradient of X too (dX's stacked rows) with go_backwards, truncate and symbolic n_steps
+# the gradient of X too (dX's stacked rows) with go_backwards, truncate and symbolic n_steps;
+# a GRU (its gates' elementwise expressions move into the loop), plain and with everything
 VALUE_CONFIGS = dict(LSTM_CONFIGS, grad_x={"wrt_x": True, "backwards": True, "truncate": 3,
-                                           "symbolic": True})
+                                           "symbolic": True},
+                     gru={"gru": True},
+                     gru_all={"gru": True, "wrt_x": True, "backwards": True, "truncate": 3,
+                              "symbolic": True})
 
 
 def _functions(name, mode):
     """(reference: PY without the pass, the function under test) with chunks of 3 rows."""
     if (name, mode) not in _FUNCS:
-        ins, outs = _lstm(VALUE_CONFIGS[name])
+        cfg = VALUE_CONFIGS[name]
+        ins, outs = _gru(cfg) if cfg.get("gru") else _lstm(cfg)
         old = bptt.config.chunk_rows
         bptt.config.chunk_rows = 3
         try:
@@ -189,12 +238,22 @@ def _lstm_data(draw):
             np.int32(draw(st.integers(0, t)))]
 
 
-@pytest.mark.parametrize("mode", ["PY", "NUMBA"])
-@pytest.mark.parametrize("name", sorted(VALUE_CONFIGS))
+# NUMBA compiles each graph (about 15 s): the plain LSTM (which the other tests use too)
+# and the three graphs with every feature; PY runs them all.
+_NUMBA = ("plain", "symbolic_backwards_truncate", "grad_x", "gru_all")
+_CASES = [(name, "PY") for name in sorted(VALUE_CONFIGS)] + [(name, "NUMBA") for name in _NUMBA]
+
+
+@pytest.mark.parametrize("name, mode", _CASES)
 @settings(max_examples=12, deadline=None)
 @given(data=_lstm_data())
 def test_values_equal_without_the_pass(name, mode, data):
     ref, under = _functions(name, mode)
+    if VALUE_CONFIGS[name].get("gru"):   # X, h0, Wz, Wr, Wn, Uz, Ur, Un, b, n from the LSTM's
+        X, h0, _, Wx, Wh, b, n = data
+        nh = h0.shape[1]
+        data = [X, h0, *(Wx[:, k * nh:(k + 1) * nh] for k in range(3)),
+                *(Wh[:, k * nh:(k + 1) * nh] for k in range(3)), b[:nh], n]
     assert_close(under(*data), ref(*data), f"{name} {mode}")
 
 
@@ -246,3 +305,14 @@ def test_scan_info_validates_seq_products():
 def test_scan_args_refuses_a_scan_with_seq_products():
     with pytest.raises(ValueError, match="no rewrite may edit such a scan"):
         ScanArgs.from_node(_node())
+
+
+def test_derivatives_of_a_scan_with_seq_products_are_refused():
+    # they run at compile time, after gradients: a derivative would read X as the sequence
+    ins, outs = lstm_grad_graph()
+    fg = rewritten(ins, outs)
+    fwd = next(n for n in scans(fg) if n is not backward_scan(fg))
+    with pytest.raises(NotImplementedError, match="sequence products in chunks"):
+        fwd.op.L_op(fwd.inputs, fwd.outputs, [None] * len(fwd.outputs))
+    with pytest.raises(NotImplementedError, match="sequence products in chunks"):
+        fwd.op.R_op(fwd.inputs, [None] * len(fwd.inputs))

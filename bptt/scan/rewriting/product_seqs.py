@@ -23,12 +23,15 @@ of steps at once (``ScanInfo.seq_products``; one gemm over about
 
 A sequence qualifies when its outer value is such a product (``reshape(dot(
 reshape(x, (T*B, In)), W), (T, B, N))``, the push-out's form, the sizes proven
-by `shape_keys`), the reversed view of one, or an elementwise expression
-(read by that loop alone) of those and of invariant rows (a leading
-broadcast dimension: the bias); the expression moves into the step graph,
-where it runs on one step's rows. A product is converted only when every
-reader of it is converted (in every loop reading it): otherwise it stays
-computed and nothing is saved. Not converted: loops with ``until`` (as every
+by `shape_keys`), the reversed view of one, or an elementwise expression of
+those, of invariant rows (a view adding the leading broadcast dimension: the
+bias) and of constants. The expression moves into the step graph, where it
+runs on one step's rows; the expressions of several sequences may share nodes
+and products (a GRU's backward loop read eight stacked gate values, computed
+from six products: now six chunked products, each once per chunk, and the
+gates in the step). Products, reversed views and expression nodes move only
+when every reader of them moves (in every loop reading them): one that stays
+computed saves nothing. Not converted: loops with ``until`` (as every
 push-out), a sequence a state buffer will hold (``seq_into_buffer``: the
 forward RNN's ``x @ U`` costs no memory there), one a summed nit_sot
 multiplies, one whose rows hold a stacked nit_sot computed from the row by
@@ -59,9 +62,10 @@ from ...tensor.elemwise import Elemwise
 from ...tensor.math import Dot
 from ...tensor.rewriting.sizes import shape_keys
 from ...tensor.blas import Gemm
-from ...tensor.shape import Reshape
+from ...tensor.shape import DimShuffle, Reshape
 from ...tensor.subtensor import getitem
 from ...tensor.type import TensorType
+from ..info import ROW_SUM
 from ..op import Scan
 from .pushout import _reversed_source
 
@@ -70,15 +74,14 @@ NAME = "scan_chunk_seq_products"
 
 def _product(fgraph, p):
     """``(x, W)`` if `p` is ``reshape(dot(reshape(x, (T*B, In)), W), (T, B, N))`` of a
-    3-d float `x` and matrix `W`, with the dot and inner reshape read by nothing else."""
+    3-d float `x` and matrix `W`, with the dot read by nothing else."""
     if p.owner is None or not isinstance(p.owner.op, Reshape) or p.ndim != 3:
         return None
     d = p.owner.inputs[0]
     if d.owner is None or not isinstance(d.owner.op, Dot) or len(fgraph.clients.get(d, ())) != 1:
         return None
-    x2, w = d.owner.inputs
-    if x2.owner is None or not isinstance(x2.owner.op, Reshape) or \
-            len(fgraph.clients.get(x2, ())) != 1:
+    x2, w = d.owner.inputs      # x2, a view of x, may feed other products (a GRU's gates)
+    if x2.owner is None or not isinstance(x2.owner.op, Reshape):
         return None
     x = x2.owner.inputs[0]
     if not (x.ndim == 3 and w.ndim == 2 and x.dtype == w.dtype == p.dtype
@@ -93,51 +96,58 @@ def _product(fgraph, p):
 
 
 def _term(fgraph, v):
-    """``(P, x, W, reversed)`` if `v` is a product `P` or ``P[::-1]`` (read only here)."""
+    """``(P, x, W, reversed)`` if `v` is a product `P` or its reversed view ``P[::-1]``."""
     source = _reversed_source(v)
-    if source is not None:
-        if len(fgraph.clients.get(v, ())) != 1:
-            return None
-        v, rev = source, True
-    else:
-        rev = False
-    found = _product(fgraph, v)
-    return None if found is None else (v, *found, rev)
+    rev = source is not None
+    found = _product(fgraph, source if rev else v)
+    return None if found is None else (source if rev else v, *found, rev)
 
 
 def _row_invariant(v):
-    """Whether `v` is one row broadcast over the steps (a leading dimension of size 1)."""
-    return v.ndim >= 1 and v.type.shape[0] == 1
+    """Whether `v` is one row broadcast over the steps: a constant or a view adding the
+    leading broadcast dimension (the bias, ``b[None, None, :]``)."""
+    if isinstance(v, Constant):
+        return v.ndim >= 1 and v.type.shape[0] == 1
+    n = v.owner
+    return n is not None and isinstance(n.op, DimShuffle) and n.op.new_order[:1] == ("x",)
+
+
+def _expression(fgraph, v, terms, nodes, seen):
+    """Whether `v` can be computed in the step from products (appended to `terms`),
+    invariant rows and constants by elementwise nodes (appended to `nodes`, inputs first)."""
+    if v in seen:
+        return seen[v]
+    term = _term(fgraph, v)
+    if term is not None:
+        terms.append(term)
+        ok = True
+    elif _row_invariant(v):
+        ok = True
+    else:
+        n = v.owner
+        ok = (n is not None and isinstance(n.op, Elemwise) and len(n.outputs) == 1 and
+              all([_expression(fgraph, i, terms, nodes, seen) for i in n.inputs]))
+        if ok:
+            nodes.append(n)
+    seen[v] = ok
+    return ok
 
 
 def _plan(fgraph, node, j):
-    """How sequence `j` of Scan `node` would be computed in the loop, or None:
-    ``(terms, expression)``; `terms` lists ``(P, x, W, reversed)`` and `expression` is
-    None (the sequence is the one term) or the elementwise node over terms and rows."""
+    """``(terms, nodes)`` if sequence `j` of Scan `node` can be computed in the loop, else
+    None: `terms` lists its products ``(P, x, W, reversed)``, `nodes` the elementwise nodes
+    computing it from them (none when the sequence is one product)."""
     info = node.op.info
-    pos = info.outer_in_seqs[j]
     if j in {e for e in info.seq_into_buffer if e is not None}:
         return None
     if any(e is not None and e[0] == j for e in info.nit_sot_sums):
         return None
-    v = node.inputs[pos]
     if _held_by_its_state(fgraph, node, j) or _holds_stacked_rows(node, j):
         return None
-    term = _term(fgraph, v)
-    if term is not None:
-        return [term], None
-    n = v.owner
-    if n is None or not isinstance(n.op, Elemwise) or len(n.outputs) != 1 or \
-            list(fgraph.clients.get(v, ())) != [(node, pos)]:
+    terms, nodes = [], []
+    if not _expression(fgraph, node.inputs[info.outer_in_seqs[j]], terms, nodes, {}):
         return None
-    terms = []
-    for i in n.inputs:
-        t = _term(fgraph, i)
-        if t is not None:
-            terms.append(t)
-        elif not (_row_invariant(i) or isinstance(i, Constant)):
-            return None
-    return (terms, n) if terms else None
+    return (terms, nodes) if terms else None
 
 
 def _held_by_its_state(fgraph, node, j):
@@ -192,30 +202,45 @@ def _depends_on(v, row):
 
 
 def _plans(fgraph, skip):
-    """{Scan node: {sequence: plan}} for the sequences whose products are all converted
-    (but the (node, sequence) pairs in `skip`)."""
-    plans, uses = {}, {}
+    """{Scan node: {sequence: plan}} for the sequences computed in their loops (but the
+    (node, sequence) pairs in `skip`): those whose products and elementwise nodes have no
+    reader that keeps them computed (then moving them saves nothing)."""
+    plans = {}
     for node in fgraph.toposort():
         if not isinstance(node.op, Scan) or node.op.info.as_while:
             continue
         for j in range(node.op.info.n_seqs):
-            if node.op.info.seq_product(j) is not None or (node, j) in skip:
-                continue
-            plan = _plan(fgraph, node, j)
-            if plan is None:
-                continue
-            plans.setdefault(node, {})[j] = plan
-            for p, *_ in plan[0]:
-                uses[p] = uses.get(p, 0) + 1
-    # A product another reader keeps computed saves nothing where it is read in chunks.
-    kept = {p for p, k in uses.items() if len(fgraph.clients.get(p, ())) != k}
-    return {node: {j: plan for j, plan in seqs.items()
-                   if not any(t[0] in kept for t in plan[0])}
-            for node, seqs in plans.items()}
+            if node.op.info.seq_product(j) is None and (node, j) not in skip:
+                plan = _plan(fgraph, node, j)
+                if plan is not None:
+                    plans[node, j] = plan
+    while True:
+        moved = {n for _, nodes in plans.values() for n in nodes}
+        read = {(node, node.op.info.outer_in_seqs[j]) for node, j in plans}
+
+        def covered(client, idx, moved=moved, read=read):
+            if client in moved or (client, idx) in read:
+                return True
+            # the reversed view of a product, itself read by the moved expressions
+            return client != "output" and _reversed_source(client.outputs[0]) is not None and \
+                all(covered(c, i) for c, i in fgraph.clients.get(client.outputs[0], ()))
+
+        def kept(v):
+            return not all(covered(c, i) for c, i in fgraph.clients.get(v, ()))
+
+        drop = {key for key, (terms, nodes) in plans.items()
+                if any(kept(t[0]) for t in terms) or any(kept(n.outputs[0]) for n in nodes)}
+        if not drop:
+            break
+        plans = {key: plan for key, plan in plans.items() if key not in drop}
+    out = {}
+    for (node, j), plan in plans.items():
+        out.setdefault(node, {})[j] = plan
+    return out
 
 
 def _rebuild(node, plans):
-    """The Scan node reading the planned sequences' products in chunks."""
+    """The Scan node computing the planned sequences in the loop, or None."""
     op, info = node.op, node.op.info
     ins = list(node.inputs)
     seqs = [ins[i] for i in info.outer_in_seqs]
@@ -225,7 +250,9 @@ def _rebuild(node, plans):
     products = [info.seq_product(j) for j in range(info.n_seqs)]
     origins = list(op.seq_origins) if op.seq_origins else None
     into = list(info.nit_sot_into_seq) or [None] * info.n_nit_sot
-    replace = {}
+    free = sorted(plans)            # slots of the moved sequences, taken by products first
+    first_slot = free[0]
+    memo = {}
 
     def non_seq(outer):
         """The inner variable of non-sequence `outer` (added unless passed already)."""
@@ -236,58 +263,87 @@ def _rebuild(node, plans):
         inner_ns.append(outer.type())
         return inner_ns[-1], len(non_seqs) - 1
 
-    def product_seq(term, slot, own_slot, var_type):
-        """Inner variable of a sequence reading ``x[t] @ W``: in `slot`'s place when
-        `own_slot`, else a new sequence (its origin: `slot`'s user sequence)."""
+    def product_seq(term):
+        """Inner variable of a sequence reading ``x[t] @ W``, in a freed slot or a new one."""
         _, x, w, rev = term
         _, wk = non_seq(w)
         outer = getitem(x, slice(None, None, -1)) if rev else x
-        var = var_type()
-        if own_slot:
-            seqs[slot], inner_seqs[slot], products[slot] = outer, var, (wk, config.chunk_rows)
+        var = _row_type(x, w)()
+        if free:
+            k = free.pop(0)
+            seqs[k], inner_seqs[k], products[k] = outer, var, (wk, config.chunk_rows)
             return var
         seqs.append(outer)
         inner_seqs.append(var)
         products.append((wk, config.chunk_rows))
         if origins is not None:
-            origins.append(origins[slot]._replace(offset=None))
+            origins.append(origins[first_slot]._replace(offset=None))
         return var
 
-    for slot, (terms, expr) in sorted(plans.items()):
-        old = inner_seqs[slot]
-        # A nit_sot stored in the sequence's rows gets its own (a summed one: its staging).
-        into = [None if s == slot else s for s in into]
-        if expr is None:
-            replace[old] = product_seq(terms[0], slot, True, old.type)
-            continue
-        args, placed = [], False
-        for i in expr.inputs:
-            t = next((t for t in terms if i is t[0] or _reversed_source(i) is t[0]), None)
-            if t is not None:   # the first product takes the slot, others are new sequences
-                args.append(product_seq(t, slot, not placed, _row_type(t[1], t[2])))
-                placed = True
-            elif isinstance(i, Constant):
-                args.append(getitem(i, 0))
+    terms = [t for ts, _ in plans.values() for t in ts]
+
+    def planned_term(v):
+        """The planned product `v` is (P itself, or P[::-1] for a reversed term), or None."""
+        source = _reversed_source(v)
+        return next((t for t in terms if t[0] is (source if t[3] else v)), None)
+
+    def inner(v):
+        """The step's value of row t of outer `v` (a product, an invariant row or an
+        elementwise node over those)."""
+        if v not in memo:
+            term = planned_term(v)
+            if term is not None:
+                key = (term[0], term[3])
+                memo[v] = memo[key] if key in memo else memo.setdefault(key, product_seq(term))
+            elif isinstance(v, Constant):
+                memo[v] = getitem(v, 0)
+            elif _row_invariant(v):
+                memo[v] = non_seq(getitem(v, 0))[0]
             else:
-                args.append(non_seq(getitem(i, 0))[0])
-        op_ = expr.op if expr.op.inplace_input is None else Elemwise(expr.op.scalar_op)
-        value = op_(*args)
+                n = v.owner
+                memo[v] = Elemwise(n.op.scalar_op)(*[inner(i) for i in n.inputs])
+        return memo[v]
+
+    replace = {}
+    for j in sorted(plans):
+        old = op.inner_inputs[info.inner_in_seqs[j]]
+        value = inner(ins[info.outer_in_seqs[j]])
         if value.type != old.type:
-            return None     # the step graph was typed for other static sizes
+            if value.type.dtype != old.type.dtype or value.type.ndim != old.type.ndim:
+                return None
+            if any(a is not None and a != b for a, b in zip(old.type.shape, value.type.shape)):
+                return None     # the step graph was typed for other static sizes
         replace[old] = value
+        # A nit_sot stored in the sequence's rows gets its own (a summed one: its staging).
+        into = [None if s == j else s for s in into]
+    # Slots no product took are removed; indices held elsewhere move down.
+    gone = sorted(free)
+    keep = [k for k in range(len(seqs)) if k not in gone]
+    index = {k: i for i, k in enumerate(keep)}
+    seqs, inner_seqs, products = ([xs[k] for k in keep] for xs in (seqs, inner_seqs, products))
+    if origins is not None:
+        origins = [origins[k] for k in keep]
+    sums = _remap_sums(info.nit_sot_sums, index)
+    into = [None if s is None else index[s] for s in into]
+    held = tuple(None if s is None else index[s] for s in info.seq_into_buffer)
     inner_outs = clone_replace(op.inner_outputs, replace)
     states = op.inner_inputs[info.n_seqs:info.inner_in_non_seqs.start]
-    inner_ins = inner_seqs + states + inner_ns
     outer_states = ins[info.outer_in_seqs.stop:info.outer_in_non_seqs.start]
     new_info = dataclasses.replace(
         info, n_seqs=len(seqs), n_non_seqs=len(non_seqs), seq_products=tuple(products),
-        nit_sot_into_seq=tuple(into))   # sequence indices held elsewhere: new ones come last
-    new_op = Scan(inner_ins, inner_outs, new_info, seq_origins=origins,
+        nit_sot_into_seq=tuple(into), nit_sot_sums=sums, seq_into_buffer=held)
+    new_op = Scan(inner_seqs + states + inner_ns, inner_outs, new_info, seq_origins=origins,
                   output_labels=op.output_labels, profile=op.profile)
     new = new_op.make_node(ins[0], *seqs, *outer_states, *non_seqs)
     if any(a.type != b.type for a, b in zip(node.outputs, new.outputs)):
         return None
     return new
+
+
+def _remap_sums(sums, index):
+    """`ScanInfo.nit_sot_sums` with sequence indices through `index` (ROW_SUM kept)."""
+    return tuple(None if e is None else (e[0] if e[0] == ROW_SUM else index[e[0]], e[1])
+                 for e in sums)
 
 
 def _row_type(x, w):

@@ -160,7 +160,7 @@ def _emit_step(w, op, step_fn, depth):
     info = op.info
     _emit_product_chunk(w, op, depth)
     args = _step_args(info, "seq{k}[t]", "buf{s}[{row}]", "state{k}",
-                      "pz{k}[pn{k} - 1 - pi{k} if prev{k} else pi{k}]")
+                      "pz{k}[pr{k}]")
     w(depth, f"out = {step_fn}({args})")
     for s, b in enumerate(info.buffers):
         for o, off in zip(b.inner_outputs, b.out_offsets):
@@ -478,6 +478,9 @@ def _emit_product_chunk(w, op, d):
         w(d, f"if pi{j} == 0:")
         w(d + 1, f"pn{j} = min(pk{j}, n - t)")
         w(d + 1, f"seq_product_call(pz{j}, seq{j}, t, pn{j}, ns{e[0]})")
+        # (a statement of its own: a conditional expression among many call arguments is
+        # bytecode numba does not take, CALL_FUNCTION_EX)
+        w(d, f"pr{j} = pn{j} - 1 - pi{j} if prev{j} else pi{j}")
 
 
 @numba_funcify.register(Scan)
