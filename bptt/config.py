@@ -35,7 +35,7 @@
     (`scan_chunk_seq_products`). Off by default (``BPTT_REUSE_FORWARD=1`` turns it on):
     recomputing keeps a forward+backward call within the traces plus per-step working
     space (LSTM T=200 B=32 H=128 float64: peak 16.7 MB instead of 38.7, for 12.5 MB of
-    traces) at about 19% more time (158 ms instead of 133). Part of the graph memo's key.
+    traces) at about 25% more time (166 ms instead of 133). Part of the graph memo's key.
 """
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ larger than the sequence.
 
 Each loop computes its own chunks, so a product read by two loops (the
 LSTM's ``x @ Wx``, read forward and reversed) is computed twice: the price
-of not keeping it (an LSTM gradient takes about 19% longer, for less than
+of not keeping it (an LSTM gradient takes about 25% longer, for less than
 half the memory: docs/scan-internals.md). With ``bptt.config.reuse_forward``
 the backward loop reads the forward's recorded pre-activation instead
 (`scan_reuse_forward`, ``reuse.py``), a T-long nit_sot stored in ``x @ Wx``'s

@@ -28,7 +28,7 @@ pushed-out ``x @ Wx`` (dead after its step) and the backward's gate cotangent in
 Off unless ``bptt.config.reuse_forward`` (``BPTT_REUSE_FORWARD=1``): the record
 is a T x B x 4H array, twice the LSTM's h and c traces. By default the backward
 loop recomputes the products instead, each in chunks of steps inside the loop
-(`scan_chunk_seq_products`, ``product_seqs.py``): no T-long array, about 19% more
+(`scan_chunk_seq_products`, ``product_seqs.py``): no T-long array, about 25% more
 time on the benchmark LSTM (docs/scan-internals.md, "Products in chunks").
 
 Which values: those computed by a product (`Dot`) of corresponding inputs or a
