@@ -1,7 +1,7 @@
 """Peak memory of one forward+backward call of the tanh RNN or the LSTM, against the
 forward trace.
 
-    python benchmarks/memory.py [--kind rnn|lstm] [--wrt-x] [--T 200 --B 32 --In 64 --H 128]
+    python benchmarks/memory.py [--kind rnn|lstm|gru] [--wrt-x] [--T 200 --B 32 --In 64 --H 128]
                                 [--dtype float64] [--impls bptt,bptt-no-savemem,numba]
 
 The loss is 0.5 * sum of h_t ** 2; the gradients are those of every weight and initial
@@ -11,6 +11,8 @@ state, and of X too with ``--wrt-x``. Each implementation runs in a fresh subpro
 * bptt (NUMBA) without save-mem (``BPTT_EXCLUDE_REWRITES=scan_save_mem``);
 * ``bptt-reuse-forward``: bptt with ``BPTT_REUSE_FORWARD=1`` (the backward reads the
   forward's recorded pre-activation instead of recomputing it in chunks);
+* ``bptt-no-chunk-products``: bptt without ``scan_chunk_seq_products`` (products read as
+  sequences, and the push-out's stacked expressions of them, kept T rows long);
 * the hand-written numba BPTT of benchmarks/bptt_rnn.py (stores the T x B x H trace;
   not with ``--wrt-x``).
 
@@ -26,7 +28,8 @@ allocated), and reports ``VmHWM - VmRSS before the call`` from
 without touching new pages (and raise its mmap threshold dynamically), so the
 child runs with ``MALLOC_MMAP_THRESHOLD_=4096``: every array of 4 KiB or more
 is its own mapping, returned to the system when freed, and the peak counts
-exactly the arrays alive at the same time. Where clear_refs is not allowed,
+exactly the arrays alive at the same time. (And with ``BPTT_MALLOC_TUNING=0``: bptt's
+own tuning would raise the threshold to 32 MiB at its first compile.) Where clear_refs is not allowed,
 it falls back to ``ru_maxrss`` (then compile memory may hide the call).
 
 Reported: peak extra memory of the call in MiB and in units of the forward
@@ -64,12 +67,47 @@ def _reset_peak():
         return False
 
 
+def gru_function(dtype, wrt_x=False):
+    """bptt's GRU (gates z, r and the candidate, each with its own x and h matrices), its
+    loss 0.5 * sum of h_t ** 2 and the gradients of every weight and h0 (and X)."""
+    import bptt
+    T = bptt.tensor
+
+    X, h0 = T.tensor3("X", dtype=dtype), T.matrix("h0", dtype=dtype)
+    Ws = [T.matrix(n, dtype=dtype) for n in ("Wz", "Wr", "Wn", "Uz", "Ur", "Un")]
+    b = T.vector("b", dtype=dtype)
+
+    def step(x, h, Wz, Wr, Wn, Uz, Ur, Un, b):
+        z = T.nnet.sigmoid(T.dot(x, Wz) + T.dot(h, Uz))
+        r = T.nnet.sigmoid(T.dot(x, Wr) + T.dot(h, Ur) + b)
+        c = T.tanh(T.dot(x, Wn) + r * T.dot(h, Un))
+        return (1 - z) * c + z * h
+
+    hs, _ = bptt.scan(step, sequences=X, outputs_info=h0, non_sequences=Ws + [b], name="gru")
+    loss = 0.5 * (hs ** 2).sum()
+    params = Ws + [b, h0] + ([X] if wrt_x else [])
+    return bptt.function([X, h0] + Ws + [b], [loss] + bptt.grad(loss, params))
+
+
+def gru_data(t, bsz, nin, nh, dtype, seed=0):
+    """Inputs ``[X, h0, Wz, Wr, Wn, Uz, Ur, Un, b]`` of `gru_function`."""
+    rng = np.random.default_rng(seed)
+    ws = [rng.standard_normal((nin, nh)) / np.sqrt(nin) for _ in range(3)]
+    us = [rng.standard_normal((nh, nh)) / np.sqrt(nh) for _ in range(3)]
+    args = [rng.standard_normal((t, bsz, nin)), 0.1 * rng.standard_normal((bsz, nh)), *ws, *us,
+            0.1 * rng.standard_normal(nh)]
+    return [a.astype(dtype) for a in args]
+
+
 def child(impl, kind, wrt_x, t, bsz, nin, nh, dtype):
     from bptt_rnn import bptt_function, data, numba_references
 
-    if impl == "numba" and wrt_x:
-        raise SystemExit("the hand-written numba BPTT has no gradient of X")
-    fn = numba_references()[kind] if impl == "numba" else bptt_function(kind, dtype, wrt_x)
+    if impl == "numba" and (wrt_x or kind == "gru"):
+        raise SystemExit("the hand-written numba BPTT has no GRU and no gradient of X")
+    if kind == "gru":
+        fn, data = gru_function(dtype, wrt_x), (lambda _, *sizes: gru_data(*sizes))
+    else:
+        fn = numba_references()[kind] if impl == "numba" else bptt_function(kind, dtype, wrt_x)
     fn(*data(kind, 3, 2, nin, nh, dtype))           # compile on tiny inputs
     args = data(kind, t, bsz, nin, nh, dtype)
     exact = _reset_peak()
@@ -81,12 +119,18 @@ def child(impl, kind, wrt_x, t, bsz, nin, nh, dtype):
 
 
 def measure(impl, kind, wrt_x, t, bsz, nin, nh, dtype):
-    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="4096", PYTHONPATH=os.path.dirname(HERE))
+    # BPTT_MALLOC_TUNING=0: bptt's own tuning (mallopt at its first compile) would raise the
+    # mmap threshold to 32 MiB and let the call reuse heap memory the compile freed.
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="4096", BPTT_MALLOC_TUNING="0",
+               PYTHONPATH=os.path.dirname(HERE))
     if impl == "bptt-no-savemem":
         extra = [n for n in env.get("BPTT_EXCLUDE_REWRITES", "").split(",") if n]
         env["BPTT_EXCLUDE_REWRITES"] = ",".join(extra + ["scan_save_mem"])
     if impl == "bptt-reuse-forward":
         env["BPTT_REUSE_FORWARD"] = "1"
+    if impl == "bptt-no-chunk-products":
+        extra = [n for n in env.get("BPTT_EXCLUDE_REWRITES", "").split(",") if n]
+        env["BPTT_EXCLUDE_REWRITES"] = ",".join(extra + ["scan_chunk_seq_products"])
     cmd = [sys.executable, os.path.abspath(__file__), "--child", impl, "--kind", kind,
            *(["--wrt-x"] if wrt_x else []), "--T", str(t),
            "--B", str(bsz), "--In", str(nin), "--H", str(nh), "--dtype", dtype]
@@ -103,7 +147,7 @@ def main():
     p.add_argument("--In", type=int, default=64)
     p.add_argument("--H", type=int, default=128)
     p.add_argument("--dtype", default="float64")
-    p.add_argument("--kind", default="rnn", choices=["rnn", "lstm"])
+    p.add_argument("--kind", default="rnn", choices=["rnn", "lstm", "gru"])
     p.add_argument("--wrt-x", action="store_true", help="the gradient of X too")
     p.add_argument("--child", default=None)
     p.add_argument("--impls", default="bptt,bptt-no-savemem,numba")
@@ -112,7 +156,7 @@ def main():
         return child(a.child, a.kind, a.wrt_x, a.T, a.B, a.In, a.H, a.dtype)
     states = 2 if a.kind == "lstm" else 1       # the LSTM's h and c traces
     trace = states * a.T * a.B * a.H * np.dtype(a.dtype).itemsize
-    name = "LSTM" if a.kind == "lstm" else "tanh RNN"
+    name = {"lstm": "LSTM", "gru": "GRU", "rnn": "tanh RNN"}[a.kind]
     print(f"{name} T={a.T} B={a.B} In={a.In} H={a.H} {a.dtype}"
           f"{', gradient of X too' if a.wrt_x else ''}: forward trace "
           f"({states} x T x B x H) = {trace / 2 ** 20:.2f} MiB; per-step state (B x H) = "
