@@ -336,12 +336,8 @@ def parse_args(argv=None):
 def main(argv=None):
     a = parse_args(argv)
     started = time.perf_counter()
-
-    def log(msg):
-        print(msg, flush=True)
-
-    load_start = tuple(round(x, 2) for x in os.getloadavg())
-    log(f"load average {load_start} on {os.cpu_count()} CPUs")
+    log = peers.log
+    load_start = peers.log_load()
     cells = []
     with tempfile.TemporaryDirectory(prefix="bptt-cache-speed-") as work_dir:
         bptt_src = (peers.export_head(os.path.join(work_dir, "src")) if a.bptt_src == "head"

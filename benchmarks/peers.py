@@ -747,16 +747,22 @@ def _split(text, default, allowed):
     return names
 
 
+def log(msg):
+    print(msg, flush=True)
+
+
+def log_load():
+    """Print the load average now (marked when a timing would carry other jobs' load)."""
+    load = tuple(round(x, 2) for x in os.getloadavg())
+    log(f"load average {load} on {os.cpu_count()} CPUs" +
+        ("  -> timings taken under SHARED LOAD" if load[0] > 1.5 else ""))
+    return load
+
+
 def main(argv=None):
     a = parse_args(argv)
     started = time.perf_counter()
-
-    def log(msg):
-        print(msg, flush=True)
-
-    load_start = tuple(round(x, 2) for x in os.getloadavg())
-    log(f"load average {load_start} on {os.cpu_count()} CPUs" +
-        ("  -> timings taken under SHARED LOAD" if load_start[0] > 1.5 else ""))
+    load_start = log_load()
     with tempfile.TemporaryDirectory(prefix="bptt-peers-") as work_dir:
         bptt_src = export_head(os.path.join(work_dir, "src")) if a.bptt_src == "head" else ROOT
         byte_compile(os.path.join(bptt_src, "bptt"), HERE)

@@ -33,6 +33,19 @@ def lstm_step(x, h, c, Wx, Wh, b):
 
 
 
+def rnn_grad_graph(dtype="float64", n_steps=None, **scan_kw):
+    """(inputs, [loss] + gradients wrt U, W, b, h0) of the benchmark's tanh RNN over X,
+    ``h_t = tanh(x_t @ U + h_{t-1} @ W + b)``, loss 0.5 * sum(h ** 2): inputs X, h0, U, W, b.
+    `scan_kw` goes to `bptt.scan` (truncate_gradient, go_backwards, name)."""
+    X, h0 = T.tensor3("X", dtype=dtype), T.matrix("h0", dtype=dtype)
+    U, W, b = T.matrix("U", dtype=dtype), T.matrix("W", dtype=dtype), T.vector("b", dtype=dtype)
+    hs, _ = bptt.scan(lambda x, h, U, W, b: T.tanh(T.dot(x, U) + T.dot(h, W) + b),
+                      sequences=X, outputs_info=h0, non_sequences=[U, W, b], n_steps=n_steps,
+                      **scan_kw)
+    loss = 0.5 * (hs ** 2).sum()
+    return [X, h0, U, W, b], [loss] + bptt.grad(loss, [U, W, b, h0])
+
+
 def lstm_grad_graph():
     """(inputs, [loss] + gradients wrt all inputs but X) of an LSTM over X with the loss
     0.5 * sum(h ** 2), as the benchmark's: inputs X, h0, c0, Wx, Wh, b."""

@@ -244,6 +244,11 @@ class ScanInfo:
         """``(w, rows)`` if sequence `j` is read as ``seq_j[t] @ non_seq_w`` (`seq_products`)."""
         return self.seq_products[j] if self.seq_products else None
 
+    @property
+    def product_seqs(self):
+        """``(j, w, rows)`` for each sequence read as ``seq_j[t] @ non_seq_w``."""
+        return tuple((j, *e) for j, e in enumerate(self.seq_products) if e is not None)
+
     def buffer_seq(self, s):
         """The sequence stored in state `s`'s buffer (`seq_into_buffer`), or None."""
         return self.seq_into_buffer[s] if self.seq_into_buffer else None

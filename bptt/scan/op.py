@@ -249,8 +249,8 @@ class Scan(Op):
         args = [None] * info.n_inner_inputs
         for i, j in zip(info.inner_in_non_seqs, info.outer_in_non_seqs):
             args[i] = inputs[j]
-        seqs = [(i, inputs[j], None if info.seq_product(k) is None else
-                 inputs[info.outer_in_non_seqs[info.seq_product(k)[0]]])
+        factor = {k: inputs[info.outer_in_non_seqs[wk]] for k, wk, _ in info.product_seqs}
+        seqs = [(i, inputs[j], factor.get(k))
                 for k, (i, j) in enumerate(zip(info.inner_in_seqs, info.outer_in_seqs))]
         for t in range(n):
             for i, seq, w in seqs:
@@ -394,12 +394,9 @@ class Scan(Op):
     def product_error(self, inputs):
         """The message for a sequence read as ``X[t] @ W`` whose `W` does not fit, else None."""
         info = self.info
-        for j in range(info.n_seqs):
-            e = info.seq_product(j)
-            if e is None:
-                continue
+        for j, wk, _ in info.product_seqs:
             x = np.shape(inputs[info.outer_in_seqs[j]])
-            w = np.shape(inputs[info.outer_in_non_seqs[e[0]]])
+            w = np.shape(inputs[info.outer_in_non_seqs[wk]])
             if x[2] != w[0]:
                 return (f"{info.label}: sequence {j} is multiplied by a matrix of {w[0]} rows, "
                         f"but its rows have {x[2]} columns")

@@ -31,7 +31,7 @@ from bptt.graph.traversal import toposort
 from bptt.scan.info import ROW_SUM, ScanInfo
 from bptt.tensor.basic import Join
 
-from ..helpers import lstm_grad_graph
+from ..helpers import lstm_grad_graph, rnn_grad_graph
 from .test_rewriting import backward_scan, only_scan, rewritten
 
 import bptt.compile.passes  # noqa: F401  (loads the rewrite modules)
@@ -39,14 +39,7 @@ import bptt.compile.passes  # noqa: F401  (loads the rewrite modules)
 PASS = "scan_chunk_accumulators"
 
 
-def _rnn(dtype="float64", n_steps=None, **kw):
-    X, h0 = T.tensor3("X", dtype=dtype), T.matrix("h0", dtype=dtype)
-    U, W, b = T.matrix("U", dtype=dtype), T.matrix("W", dtype=dtype), T.vector("b", dtype=dtype)
-    hs, _ = bptt.scan(lambda x, h, U, W, b: T.tanh(T.dot(x, U) + T.dot(h, W) + b),
-                      sequences=X, outputs_info=h0, non_sequences=[U, W, b], n_steps=n_steps,
-                      **kw)
-    loss = 0.5 * (hs ** 2).sum()
-    return [X, h0, U, W, b], [loss] + bptt.grad(loss, [U, W, b, h0])
+_rnn = rnn_grad_graph
 
 
 def _summed(node):

@@ -23,7 +23,6 @@ import dataclasses
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import bptt
 import bptt.tensor as T
@@ -32,25 +31,18 @@ from bptt.scan.info import ScanInfo
 from bptt.tensor.math import Dot
 from bptt.tensor.product_rows import ProductRows
 
-from ..helpers import excluding, lstm_grad_graph, lstm_step
-from .test_fill_sequences import LSTM_CONFIGS, assert_close
+from ..helpers import excluding, lstm_grad_graph, rnn_grad_graph
+from .test_fill_sequences import LSTM_CONFIGS, _lstm_data, assert_close
+from .test_fill_sequences import _lstm as fill_lstm
 from .test_rewriting import backward_scan, rewritten, scans
 
 PASS = "scan_chunk_seq_products"
 
 
 def _lstm(cfg, wrt_x=False):
-    wrt_x = wrt_x or cfg.get("wrt_x", False)
-    X, h0, c0 = T.tensor3("X"), T.matrix("h0"), T.matrix("c0")
-    Wx, Wh, b = T.matrix("Wx"), T.matrix("Wh"), T.vector("b")
-    n = T.iscalar("n")
-    (hs, _), _ = bptt.scan(lstm_step, sequences=X, outputs_info=[h0, c0],
-                           non_sequences=[Wx, Wh, b], n_steps=n if cfg.get("symbolic") else None,
-                           name="lstm", truncate_gradient=cfg.get("truncate", -1),
-                           go_backwards=cfg.get("backwards", False))
-    loss = 0.5 * (hs ** 2).sum()
-    wrt = [Wx, Wh, b, h0, c0] + ([X] if wrt_x else [])
-    return [X, h0, c0, Wx, Wh, b, n], [loss] + bptt.grad(loss, wrt)
+    """The LSTM gradient of test_fill_sequences (inputs X, h0, c0, Wx, Wh, b, n), of X
+    only when asked (`wrt_x`, or the config's "wrt_x")."""
+    return fill_lstm(dict(cfg, wrt_x=wrt_x or cfg.get("wrt_x", False)))
 
 
 def _outer_products(fg):
@@ -84,12 +76,7 @@ def test_lstm_gradient_keeps_no_stacked_product(name):
 
 def test_rnn_products_stay_in_the_trace():
     # the forward RNN's x @ U costs no memory in the trace's rows: left to seq_into_buffer
-    X, h0 = T.tensor3("X"), T.matrix("h0")
-    U, W, b = T.matrix("U"), T.matrix("W"), T.vector("b")
-    hs, _ = bptt.scan(lambda x, h, U, W, b: T.tanh(T.dot(x, U) + T.dot(h, W) + b),
-                      sequences=X, outputs_info=h0, non_sequences=[U, W, b])
-    loss = 0.5 * (hs ** 2).sum()
-    ins, outs = [X, h0, U, W, b], [loss] + bptt.grad(loss, [U, W, b, h0])
+    ins, outs = rnn_grad_graph()
     fg = rewritten(ins, outs)
     assert not any(_chunked(n) for n in scans(fg))
     assert any(isinstance(n.op, ProductRows) for n in fg.apply_nodes)
@@ -227,17 +214,6 @@ def _functions(name, mode):
     return _FUNCS[name, mode]
 
 
-@st.composite
-def _lstm_data(draw):
-    t, bsz, nin, nh = (draw(st.integers(0, 7)), draw(st.integers(1, 3)),
-                       draw(st.integers(1, 3)), draw(st.integers(1, 3)))
-    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
-    return [rng.standard_normal((t, bsz, nin)), 0.5 * rng.standard_normal((bsz, nh)),
-            0.5 * rng.standard_normal((bsz, nh)), rng.standard_normal((nin, 4 * nh)),
-            0.5 * rng.standard_normal((nh, 4 * nh)), rng.standard_normal(4 * nh),
-            np.int32(draw(st.integers(0, t)))]
-
-
 # NUMBA compiles each graph (about 15 s): the plain LSTM (which the other tests use too)
 # and the three graphs with every feature; PY runs them all.
 _NUMBA = ("plain", "symbolic_backwards_truncate", "grad_x", "gru_all")
@@ -246,7 +222,7 @@ _CASES = [(name, "PY") for name in sorted(VALUE_CONFIGS)] + [(name, "NUMBA") for
 
 @pytest.mark.parametrize("name, mode", _CASES)
 @settings(max_examples=12, deadline=None)
-@given(data=_lstm_data())
+@given(data=_lstm_data(max_t=7))
 def test_values_equal_without_the_pass(name, mode, data):
     ref, under = _functions(name, mode)
     if VALUE_CONFIGS[name].get("gru"):   # X, h0, Wz, Wr, Wn, Uz, Ur, Un, b, n from the LSTM's

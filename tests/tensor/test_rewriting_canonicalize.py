@@ -27,6 +27,8 @@ from bptt.tensor.rewriting import canonicalize as canon
 from bptt.tensor.shape import DimShuffle
 from bptt.tensor.subtensor import IncSubtensor, Subtensor
 
+from ..helpers import rnn_grad_graph
+
 RNG = np.random.default_rng(0)
 
 
@@ -203,13 +205,7 @@ def test_a_write_that_may_broadcast_or_keeps_part_of_the_buffer_stays(mode, shap
 
 # -- the pipeline on an RNN gradient ------------------------------------------------------------
 
-def _rnn_gradient():
-    X, h0 = T.tensor3("X"), T.matrix("h0")
-    U, W, b = T.matrix("U"), T.matrix("W"), T.vector("b")
-    H, _ = bptt.scan(lambda x, h, U, W, b: T.tanh(T.dot(x, U) + T.dot(h, W) + b),
-                     sequences=X, outputs_info=h0, non_sequences=[U, W, b])
-    loss = 0.5 * (H ** 2).sum()
-    return [X, h0, U, W, b], [loss] + bptt.grad(loss, [U, W, b, h0])
+_rnn_gradient = rnn_grad_graph
 
 
 def test_rnn_gradient_loses_its_zeros_and_constant_factors():

@@ -58,16 +58,17 @@ from ...graph.basic import Constant
 from ...graph.replace import clone_replace
 from ...graph.rewriting import graph_pass
 from ...graph.traversal import ancestors
+from ...tensor.blas import Gemm
 from ...tensor.elemwise import Elemwise
 from ...tensor.math import Dot
 from ...tensor.rewriting.sizes import shape_keys
-from ...tensor.blas import Gemm
 from ...tensor.shape import DimShuffle, Reshape
 from ...tensor.subtensor import getitem
 from ...tensor.type import TensorType
 from ..info import ROW_SUM
 from ..op import Scan
 from .pushout import _reversed_source
+from .seq_buffer import buffer_homes
 
 NAME = "scan_chunk_seq_products"
 
@@ -133,16 +134,17 @@ def _expression(fgraph, v, terms, nodes, seen):
     return ok
 
 
-def _plan(fgraph, node, j):
+def _plan(fgraph, node, j, homes):
     """``(terms, nodes)`` if sequence `j` of Scan `node` can be computed in the loop, else
     None: `terms` lists its products ``(P, x, W, reversed)``, `nodes` the elementwise nodes
-    computing it from them (none when the sequence is one product)."""
+    computing it from them (none when the sequence is one product). `homes`: the node's
+    `buffer_homes`."""
     info = node.op.info
     if j in {e for e in info.seq_into_buffer if e is not None}:
         return None
     if any(e is not None and e[0] == j for e in info.nit_sot_sums):
         return None
-    if _held_by_its_state(fgraph, node, j) or _holds_stacked_rows(node, j):
+    if _held_by_its_state(node, j, homes) or _holds_stacked_rows(node, j):
         return None
     terms, nodes = [], []
     if not _expression(fgraph, node.inputs[info.outer_in_seqs[j]], terms, nodes, {}):
@@ -150,17 +152,15 @@ def _plan(fgraph, node, j):
     return (terms, nodes) if terms else None
 
 
-def _held_by_its_state(fgraph, node, j):
+def _held_by_its_state(node, j, homes):
     """Whether `scan_seq_into_buffer` (next) will store sequence `j` in a state buffer whose
     rows will have the sequence's row shape (the forward RNN's ``x @ U`` in the h trace:
     no memory at all). The shapes are rarely provable, so: when the state's value is
     computed from the sequence row by elementwise work and gemm accumulation only (then its
     rows are the row's, or a broadcast of it). Where the row is cut first (the LSTM's
     ``(B, 4H)`` pre-activation sliced into gates of h's ``(B, H)``), the chunks save for sure."""
-    from .seq_buffer import buffer_homes
-
     op = node.op
-    for s, k in enumerate(buffer_homes(fgraph, node)):
+    for s, k in enumerate(homes):
         if k == j:
             row = op.inner_inputs[op.info.inner_in_seqs[j]]
             return _elementwise_of(op.inner_outputs[op.info.buffers[s].inner_outputs[0]], row)
@@ -209,9 +209,10 @@ def _plans(fgraph, skip):
     for node in fgraph.toposort():
         if not isinstance(node.op, Scan) or node.op.info.as_while:
             continue
+        homes = buffer_homes(fgraph, node)
         for j in range(node.op.info.n_seqs):
             if node.op.info.seq_product(j) is None and (node, j) not in skip:
-                plan = _plan(fgraph, node, j)
+                plan = _plan(fgraph, node, j, homes)
                 if plan is not None:
                     plans[node, j] = plan
     while True:
@@ -292,9 +293,11 @@ def _rebuild(node, plans):
         elementwise node over those)."""
         if v not in memo:
             term = planned_term(v)
-            if term is not None:
+            if term is not None:     # one sequence per product and direction
                 key = (term[0], term[3])
-                memo[v] = memo[key] if key in memo else memo.setdefault(key, product_seq(term))
+                if key not in memo:
+                    memo[key] = product_seq(term)
+                memo[v] = memo[key]
             elif isinstance(v, Constant):
                 memo[v] = getitem(v, 0)
             elif _row_invariant(v):
@@ -357,15 +360,17 @@ def scan_chunk_seq_products(fgraph):
     skip = set()
     while True:
         plans = {node: seqs for node, seqs in _plans(fgraph, skip).items() if seqs}
-        failed = [node for node, seqs in plans.items() if _rebuild(node, seqs) is None]
+        built = {node: (list(node.inputs), _rebuild(node, seqs)) for node, seqs in plans.items()}
+        failed = [node for node, (_, new) in built.items() if new is None]
         if not failed:
             break
         # A loop that cannot take its products keeps them computed: plan again without
         # them, so that no other loop recomputes a product that stays anyway.
         skip |= {(node, j) for node in failed for j in plans[node]}
     changed = False
-    for node, seqs in plans.items():   # in order: a loop is built on the new loops it reads
-        new = _rebuild(node, seqs)
+    for node, (ins, new) in built.items():      # in order: readers after the loops they read
+        if any(a is not b for a, b in zip(ins, node.inputs)):
+            new = _rebuild(node, plans[node])   # it reads a loop replaced above: build anew
         if new is not None:
             fgraph.replace_all(list(zip(node.outputs, new.outputs)), reason=NAME)
             changed = True

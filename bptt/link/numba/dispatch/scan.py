@@ -453,11 +453,7 @@ def _emit_chunk_step(w, op, d):
 #   step t reads pz's row of step t
 def _emit_product_alloc(w, op):
     info = op.info
-    for j in range(info.n_seqs):
-        e = info.seq_product(j)
-        if e is None:
-            continue
-        wk, rows = e
+    for j, wk, rows in info.product_seqs:
         w(1, f"if seq{j}.shape[2] != ns{wk}.shape[0]:")
         w(2, _fail(f"{info.label}: sequence {j} is multiplied by a matrix of ", f"ns{wk}.shape[0]",
                    " rows, but its rows have ", f"seq{j}.shape[2]", " columns"))
@@ -469,15 +465,11 @@ def _emit_product_alloc(w, op):
 
 
 def _emit_product_chunk(w, op, d):
-    info = op.info
-    for j in range(info.n_seqs):
-        e = info.seq_product(j)
-        if e is None:
-            continue
+    for j, wk, _ in op.info.product_seqs:
         w(d, f"pi{j} = t % pk{j}")
         w(d, f"if pi{j} == 0:")
         w(d + 1, f"pn{j} = min(pk{j}, n - t)")
-        w(d + 1, f"seq_product_call(pz{j}, seq{j}, t, pn{j}, ns{e[0]})")
+        w(d + 1, f"seq_product_call(pz{j}, seq{j}, t, pn{j}, ns{wk})")
         # (a statement of its own: a conditional expression among many call arguments is
         # bytecode numba does not take, CALL_FUNCTION_EX)
         w(d, f"pr{j} = pn{j} - 1 - pi{j} if prev{j} else pi{j}")
