@@ -1,6 +1,6 @@
 """Copies and views written into the caller (link/numba/alloc_runtime.py) against NumPy.
 
-`copy_into`, `c_copy`, `c_contiguous` and `strided_view` over arrays of every
+`copy_into`, `c_copy`, `c_contiguous`, `strided_view`, `same_view` and `fits_rows` over arrays of every
 layout generated code meets (C, transposed, row and column slices, reversed),
 with hypothesis choosing sizes including 0 and 1; one compiled function each.
 """
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bptt.link.numba.runtime import (c_contiguous, c_copy, copy_into, data_address,
-                                     is_c_contiguous, strided_view)
+                                     fits_rows, is_c_contiguous, same_view, strided_view)
 
 VIEWS = ["C", "T", "rows", "cols", "neg"]
 
@@ -90,3 +90,50 @@ def test_copy_into_refuses_strides_that_are_not_whole_elements():
     np.testing.assert_array_equal(_copy_strided(buf, (32, 8)), [[0, 1], [4, 5]])
     with pytest.raises(ValueError, match="not whole elements"):
         _copy_strided(buf, (24, 12))
+
+
+@numba.njit
+def _same_views(a, b):
+    return same_view(a, b), same_view(a, strided_view(b, b.shape, b.strides))
+
+
+@given(st.integers(1, 3), st.integers(1, 3), st.sampled_from(["same", "copy", "row", "T",
+                                                               "shifted", "reshaped"]))
+def test_same_view_is_one_address_shape_and_strides(rows, cols, other):
+    x = np.arange(2 * rows * cols, dtype=float).reshape(2 * rows, cols)[:rows]
+    y = {"same": x[:], "copy": x.copy(), "row": x[:1], "T": x.T, "shifted": x[1:] if rows > 1
+         else x[:, 1:], "reshaped": x.reshape(1, rows * cols)}[other]
+    want = (x.ctypes.data == y.ctypes.data and x.shape == y.shape and x.strides == y.strides)
+    assert _same_views(x, y) == (want, want)
+
+
+@numba.njit
+def _same_view_of_ranks(a, b):
+    return same_view(a, b)
+
+
+def test_same_view_of_arrays_of_two_ranks_is_false():
+    x = np.zeros(4)
+    assert not _same_view_of_ranks(x.reshape(4, 1), x)
+
+
+@numba.njit
+def _fits(buf, row):
+    return fits_rows(buf, row), fits_rows(strided_view(buf, buf.shape, buf.strides), row)
+
+
+@given(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)),
+       st.tuples(st.integers(0, 3), st.integers(0, 3)))
+def test_fits_rows_compares_a_row_with_the_rows_of_a_buffer(buf_shape, row_shape):
+    want = buf_shape[1:] == row_shape
+    assert _fits(np.zeros(buf_shape), np.zeros(row_shape)) == (want, want)
+
+
+@numba.njit
+def _fits_ranks(buf, row):
+    return fits_rows(buf, row)
+
+
+def test_fits_rows_of_another_rank_is_false():
+    assert not _fits_ranks(np.zeros((2, 3, 4)), np.zeros(12))
+    assert _fits_ranks(np.zeros(3), 1.5)    # a 0-d value fits a vector's rows

@@ -1,7 +1,11 @@
-"""One chunk of a sequence read as ``x_t @ W`` (link/numba/chunk_runtime.py: `seq_product_call`),
-called from jitted code, against NumPy: steps in memory order and reversed (the backward
-scan's ``x[::-1]``), steps one row stride apart (one gemm) or not (a product per step),
-one batch row, a partial last chunk, float32 and float64; hypothesis draws the sizes.
+"""The chunk helpers of link/numba/chunk_runtime.py, called from jitted code, against NumPy.
+
+One chunk of a sequence read as ``x_t @ W`` (`seq_product_call`), and a loop's summed
+nit_sots (`chunk_stage_call`, `chunk_product_call`, `chunk_row_sum_call`, called at every
+step as a scan loop calls them): steps in memory order and reversed (the backward scan's
+``x[::-1]``), steps one row stride apart (one gemm) or not (a product per step), staged
+rows or a sequence's own rows, one batch row, a partial last chunk, float32 and float64;
+hypothesis draws the sizes.
 """
 import numba
 import numpy as np
@@ -9,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bptt.link.numba.runtime import seq_product_call
+from bptt.link.numba.runtime import (alloc_empty, chunk_product_call, chunk_row_sum_call,
+                                     chunk_stage_call, seq_product_call)
 
 
 @numba.njit
@@ -67,3 +72,57 @@ def test_no_step_writes_nothing():
     out = np.full((2, 2, 5), 7.0)
     _chunk(out, x, 0, 0, np.ones((2, 5)))
     assert (out == 7.0).all()
+
+
+@numba.njit
+def _summed_loop(x, ys, k, home):
+    """A scan loop's two sums of step rows y_t: sum_t x[t].T @ y_t and the column sums."""
+    n = x.shape[0]
+    rev = x.strides[0] < 0
+    acc = np.zeros((x.shape[2], ys.shape[2]), ys.dtype)
+    col = np.zeros(ys.shape[2], ys.dtype)
+    stg = alloc_empty((k, ys.shape[1], ys.shape[2]), ys.dtype)
+    for t in range(n):
+        rows = ys if home else stg
+        if not home and not chunk_stage_call(stg, ys[t], t, rev):
+            return acc, col, False
+        chunk_product_call(acc, x, rows, t, n, k, home, rev)
+        chunk_row_sum_call(col, rows, t, n, k, home, rev)
+    return acc, col, True
+
+
+@settings(max_examples=60, deadline=None)
+@given(t=st.integers(1, 7), b=st.integers(1, 4), n_in=st.integers(1, 5), h=st.integers(1, 5),
+       k=st.integers(1, 8), home=st.booleans(),
+       layout=st.sampled_from(["c", "reversed", "gap", "gap_reversed"]),
+       dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 2 ** 16))
+def test_summed_rows_are_the_sums_over_the_steps(t, b, n_in, h, k, home, layout, dtype, seed):
+    rng = np.random.default_rng(seed)
+    x = _sequence(rng, t, b, n_in, dtype, layout)
+    ys = _sequence(rng, t, b, h, dtype, "c")
+    k = min(k, t)
+    acc, col, ok = _summed_loop(x, ys, k, home)
+    assert ok
+    tol = 1e-4 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(acc, np.einsum("tbi,tbh->ih", x, ys), rtol=tol, atol=tol)
+    np.testing.assert_allclose(col, ys.sum(axis=(0, 1)), rtol=tol, atol=tol)
+
+
+@numba.njit
+def _stage(stg, row, t, rev):
+    return chunk_stage_call(stg, row, t, rev)
+
+
+@pytest.mark.parametrize("rev", [False, True])
+def test_a_step_row_is_staged_at_its_chunk_position_in_memory_order(rev):
+    stg = np.zeros((3, 2, 2))
+    assert _stage(stg, np.full((2, 2), 5.0), 4, rev)       # step 4 is position 1 of 3
+    np.testing.assert_array_equal(stg[1], 5.0)
+    assert _stage(stg, np.full((2, 2), 7.0), 6, rev)       # position 0, or 2 when reversed
+    np.testing.assert_array_equal(stg[2 if rev else 0], 7.0)
+
+
+def test_a_row_of_another_shape_is_not_staged():
+    stg = np.zeros((2, 2, 3))
+    assert not _stage(stg, np.ones((3, 2)), 0, False)
+    assert (stg == 0).all()

@@ -1,4 +1,4 @@
-"""The product of one chunk of a summed nit_sot (``ScanInfo.nit_sot_sums``).
+"""The chunks of a summed nit_sot (``ScanInfo.nit_sot_sums``), and of a sequence read as a product.
 
 A summed nit_sot adds ``x[t].T @ y[t]`` over the steps of a chunk, with one
 gemm over the chunk's stacked rows: ``X.T @ Y``, X (kk*B, In) and Y
@@ -8,31 +8,66 @@ buffer, or the rows of the sequence the nit_sot is stored in -- as 2-d views
 in the memory order of ``x`` (a product per step when a block's steps are not
 one row stride apart). A nit_sot summed over rows (a bias gradient) adds the
 column sums of the chunk's staged rows instead: a plain loop that LLVM
-vectorizes. Compiled once per dtype and called `separately`: written
-into the scan loop, the views and copies cost seconds of compile time.
+vectorizes.
+
+The scan loop calls these once per step and summed nit_sot: `chunk_stage_call`
+puts the step's row in the staging buffer, `chunk_product_call` and
+`chunk_row_sum_call` decide themselves whether the step ends a chunk. Each is
+compiled once per dtype and called `separately`: the staging index, the
+chunk's bounds and views written into every scan loop cost about 0.45 s of
+compile time per summed nit_sot (the RNN gradient has three).
 """
-from .alloc_runtime import strided_view
+from .alloc_runtime import copy_into, strided_view
 from .blas import _like, gemm_into_call
 from .runtime import jit
 from .separate import separately
 
-__all__ = ["chunk_product_call", "chunk_row_sum_call", "seq_product_call"]
+__all__ = ["chunk_stage_call", "chunk_product_call", "chunk_row_sum_call", "seq_product_call"]
 
 
 @jit
-def chunk_product(acc, x, x_lo, y, y_lo, y_step, kk):
-    """``acc += sum over m < kk of x[x_lo + m].T @ y[y_lo + y_step * m]``, one gemm."""
-    if kk <= 0:
+def chunk_stage(y, row, t, rev):
+    """Stages step `t`'s `row` in the chunk buffer `y` of K rows: at ``y[t % K]``, or at
+    ``y[K - 1 - t % K]`` when the sequences run backwards in memory (`rev`), so that the
+    chunk's rows are in their memory order. False, with nothing written, if `row`'s shape
+    is not the shape of y's rows."""
+    k = y.shape[0]
+    i = t % k
+    dst = y[k - 1 - i if rev else i]
+    if dst.shape != row.shape:
+        return False
+    copy_into(dst, row)
+    return True
+
+
+chunk_stage_call = separately(chunk_stage, any_layout=True)
+
+
+@jit
+def chunk_product(acc, x, y, t, n, k, home, rev):
+    """At the last step `t` of a chunk of `k` steps (or of the loop's `n`), ``acc += sum
+    over the chunk's steps s of x[s].T @ (row s of y)``, with one gemm.
+
+    y's rows: the step's own row ``y[s]`` if `home` (the rows of the sequence the
+    nit_sot is stored in), else the staging buffer's (`chunk_stage`).
+    """
+    i = t % k
+    if i != k - 1 and t != n - 1:
         return acc
+    kk, x_lo = i + 1, t - i
+    if home:
+        y_lo, y_step = x_lo, 1
+    else:
+        y_lo, y_step = (k - 1, -1) if rev else (0, 1)
     one = _like(1, acc)
     b = x.shape[1]
-    rev = kk > 1 and x.strides[0] < 0      # read both in x's memory order (last step first)
-    xs = x.strides[0] if not rev else -x.strides[0]
-    ys = y.strides[0] * y_step * (-1 if rev else 1)
+    back = kk > 1 and x.strides[0] < 0     # read both in x's memory order (last step first)
+    xs = x.strides[0] if not back else -x.strides[0]
+    ys = y.strides[0] * y_step * (-1 if back else 1)
     if kk == 1 or (xs > 0 and ys > 0 and (b == 1 or (xs == b * x.strides[1]
                                                      and ys == b * y.strides[1]))):
-        xf = x[x_lo + kk - 1 if rev else x_lo]
-        yf = y[y_lo + y_step * (kk - 1) if rev else y_lo]
+        xf = x[x_lo + kk - 1 if back else x_lo]
+        yf = y[y_lo + y_step * (kk - 1) if back else y_lo]
         xr = x.strides[1] if b > 1 or kk == 1 else xs
         yr = y.strides[1] if b > 1 or kk == 1 else ys
         gemm_into_call(one, strided_view(xf, (x.shape[2], kk * b), (x.strides[2], xr)),
@@ -50,8 +85,17 @@ chunk_product_call = separately(chunk_product, any_layout=True)
 
 
 @jit
-def chunk_row_sum(acc, y, y_lo, y_step, kk):
-    """``acc += sum over m < kk of y[y_lo + y_step * m].sum(axis=0)``: column sums of a chunk."""
+def chunk_row_sum(acc, y, t, n, k, home, rev):
+    """At the last step `t` of a chunk (as `chunk_product`), ``acc +=`` the column sums of
+    the chunk's rows of `y`."""
+    i = t % k
+    if i != k - 1 and t != n - 1:
+        return acc
+    kk = i + 1
+    if home:
+        y_lo, y_step = t - i, 1
+    else:
+        y_lo, y_step = (k - 1, -1) if rev else (0, 1)
     for m in range(kk):
         ym = y[y_lo + y_step * m]
         for r in range(ym.shape[0]):

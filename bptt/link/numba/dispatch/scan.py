@@ -24,6 +24,8 @@ from ....graph.traversal import toposort
 from ....scan.op import Scan
 from ....scan.rewriting.inplace import nit_sot_aliases_row
 from ....scan.rewriting.seq_buffer import buffer_aliases_row
+from ....tensor.basic import MakeVector
+from ....tensor.shape import Shape_i
 from ..errors import template
 from ..registry import Kernel, np_dtype, numba_funcify
 
@@ -198,7 +200,7 @@ def _emit_write(w, op, depth, buf, row, o, copy=False):
     if not op.inner_outputs[o].type.ndim:
         w(depth, f"{buf}[{row}] = out[{o}]")
         return
-    w(depth, f"if out[{o}].shape != {buf}.shape[1:]:")
+    w(depth, f"if not fits_rows({buf}, out[{o}]):")
     w(depth + 1, _fail(f"{op.info.label}: at step ", "t", f", {op.label_of_output(o)} has shape ",
                        f"out[{o}].shape", ", but the rows it is stored in have shape ",
                        f"{buf}.shape[1:]",
@@ -264,7 +266,10 @@ def _emit_zero_step_rows(w, op, ctx):
     The shape graph is written inline under ``if n == 0`` (scalar code): as a
     function of its own it cost a numba compilation (~0.4 s) for a branch that
     rarely runs. Its inputs are the step's inputs, with a zero row for each
-    sequence (which may have no rows).
+    sequence (which may have no rows). A size of an input is read from the outer
+    array's shape, without making the row, and a shape vector read only here is
+    not built: its elements are used (together about 0.3 s of compile time on the
+    RNN gradient).
     """
     info = op.info
     pending = [k for k, o in enumerate(info.inner_out_nit_sot)
@@ -276,30 +281,48 @@ def _emit_zero_step_rows(w, op, ctx):
     args = _step_arg_list(info, "alloc_zeros((1,) + seq{k}.shape[1:], seq{k}.dtype)[0]",
                           "init{s}[{off}]", "shared{k}",
                           "alloc_zeros((1, seq{k}.shape[1], ns{w}.shape[1]), seq{k}.dtype)[0]")
+    sizes = _step_arg_list(info, "seq{k}.shape[1 + {{d}}]", "init{s}.shape[1 + {{d}}]",
+                           "shared{k}.shape[{{d}}]", "(seq{k}.shape[1], ns{w}.shape[1])[{{d}}]")
+    for k, i in enumerate(info.inner_in_non_seqs):
+        sizes[i] = f"ns{k}.shape[{{d}}]"
     w(1, "if n == 0:")
     position = {v: i for i, v in enumerate(program.inputs)}
-    names = {}
-    for node in toposort(outputs, blockers=program.inputs):
+    nodes = toposort(outputs, blockers=program.inputs)
+    read = {v for node in nodes for v in node.inputs}
+    names, elements = {}, {}
+    for node in nodes:
+        if isinstance(node.op, Shape_i) and node.inputs[0] in position:
+            names[node.outputs[0]] = f"rs_v{len(names)}"
+            size = sizes[position[node.inputs[0]]].format(d=node.op.i)
+            w(2, f"{names[node.outputs[0]]} = np.int64({size})")
+            continue
         for v in node.inputs:
             if v in position and v not in names:   # bind the inputs the shapes read
                 names[v] = f"rs_i{position[v]}"
                 w(2, f"{names[v]} = {args[position[v]]}")
         refs = [names[v] if v in names else ctx._ref(v, names) for v in node.inputs]
+        if isinstance(node.op, MakeVector) and node.outputs[0] not in read:
+            elements[node.outputs[0]] = refs
+            continue
         outs = []
         for v in node.outputs:
             names[v] = f"rs_v{len(names)}"
             outs.append(names[v])
         for line in ctx._emit(node, refs, outs).split("\n"):
             w(2, line)
+
+    def dim(out, d):
+        return elements[out][d] if out in elements else f"{names[out]}[{d}]"
+
     for k, out in zip(pending, outputs):
         nd = op.inner_outputs[info.inner_out_nit_sot[k]].type.ndim
-        dims = "".join(f"{names[out]}[{d}], " for d in range(nd))
+        dims = "".join(f"{dim(out, d)}, " for d in range(nd))
         summed = info.nit_sot_sum(k)
         if info.nit_sot_row_sum(k):   # no step: the sum is zeros (H,)
-            w(2, f"sum{k} = alloc_zeros(({names[out]}[1],), sum{k}.dtype)")
+            w(2, f"sum{k} = alloc_zeros(({dim(out, 1)},), sum{k}.dtype)")
             continue
         if summed is not None:   # no step: the sum is zeros (In, H)
-            w(2, f"sum{k} = alloc_zeros((seq{summed[0]}.shape[2], {names[out]}[1]), sum{k}.dtype)")
+            w(2, f"sum{k} = alloc_zeros((seq{summed[0]}.shape[2], {dim(out, 1)}), sum{k}.dtype)")
             continue
         w(2, f"nit{k} = alloc_empty((0, {dims}), nit{k}.dtype)")
 
@@ -337,14 +360,17 @@ def _emit_in_time_order(w, buf, total, rows):
 #
 #   step t of chunk [c0, c0 + K):  stg[t - c0] = y_t       (stg[K - 1 - (t - c0)] if the
 #                                                          sequences run backwards in memory)
-#   after its last step (or the loop's):  sum += X.T @ Y    chunk_product_call: one gemm,
+#   after its last step (or the loop's):  sum += X.T @ Y    one gemm,
 #       X = seq[c0:t+1] as (kk*B, In) rows, Y = the kk staged rows as (kk*B, H)
-#     or, summed over rows (ROW_SUM):     sum += column sums of Y      chunk_row_sum_call
+#     or, summed over rows (ROW_SUM):     sum += column sums of Y
 #
 # A backward scan reads the trace reversed (negative row stride): the staged rows then go
 # from the buffer's end, so that X and Y are both read in memory order without a copy. The
 # rows may instead live in a sequence's (nit_sot_into_seq: the LSTM's gates in the forward's
 # pre-activation), or be another group's (dU's and dW's no-op SumTo of one value).
+# Per step the loop makes one call to stage and one per sum (chunk_runtime.py), which work
+# out the staging row and whether the step ends a chunk: written here, that logic cost about
+# 0.45 s of compile time per summed nit_sot.
 def _chunk_groups(op):
     """[((inner output, rows), [nit_sot indices])]: the summed nit_sots staged together
     (dU's and dW's products read the same step value: staged once)."""
@@ -365,6 +391,18 @@ def _chunk_home(op, ks):
     return None
 
 
+def _chunk_alias(op, groups, g):
+    """Whether group `g` may read group 0's rows: dU's and dW's SumTo of one value (no-ops
+    unless a batch broadcast) return the same array (checked at run time)."""
+    (o, rows), _ = groups[g]
+    (o0, rows0), _ = groups[0]
+    t, t0 = op.inner_outputs[o].type, op.inner_outputs[o0].type
+    return g > 0 and rows == rows0 and t.dtype == t0.dtype and t.ndim == t0.ndim
+
+
+# Per group g:  stg{g}  its staging rows;  ck{g}_y, ck{g}_k, ck{g}_home  the rows its sums
+# read (stg{g}, its home sequence or group 0's), the chunk's steps, whether ck{g}_y is
+# indexed by step (a sequence) rather than staged.
 def _emit_chunk_alloc(w, op):
     info = op.info
     groups = _chunk_groups(op)
@@ -375,9 +413,11 @@ def _emit_chunk_alloc(w, op):
         t = op.inner_outputs[o].type
         dt = np_dtype(t.dtype)
         w(1, f"stg{g} = alloc_empty((0, 0, 0), {dt})")
-        w(1, f"stg{g}_k = 1")
-        w(1, f"stg{g}_home = False")
-        w(1, f"stg{g}_alias = False")
+        w(1, f"ck{g}_y, ck{g}_k, ck{g}_home = stg{g}, 1, False")
+        if _chunk_home(op, ks) is not None:
+            w(1, f"stg{g}_home = False")
+        if _chunk_alias(op, groups, g):
+            w(1, f"stg{g}_alias = False")
         for k in ks:
             cols = "0" if t.shape[-1] is None else str(t.shape[-1])
             rows = "0" if t.shape[-1] is None else f"seq{info.nit_sot_sum(k)[0]}.shape[2]"
@@ -385,63 +425,66 @@ def _emit_chunk_alloc(w, op):
             w(1, f"sum{k} = alloc_zeros({shape}, {dt})")
 
 
-def _emit_chunk_y(w, d, g, home):
-    """(ck_y, ck_lo, ck_dir): where group `g` keeps step c0 + m's row: ck_y[ck_lo + ck_dir*m]."""
-    if home is not None:
-        w(d, f"if stg{g}_home:")
-        w(d + 1, f"ck_y, ck_lo, ck_dir = seq{home[1]}, t - ck_i, 1")
-        w(d, "else:")
-    w(d + (home is not None), f"ck_y, ck_lo, ck_dir = stg{g}, stg{g}_k - 1 if ck_rev else 0, "
-                              f"-1 if ck_rev else 1")
-
-
-def _same_value(op, o, o0):
-    t, t0 = op.inner_outputs[o].type, op.inner_outputs[o0].type
-    return t.dtype == t0.dtype and t.ndim == t0.ndim
-
-
 def _emit_chunk_step(w, op, d):
     info = op.info
     groups = _chunk_groups(op)
     for g, ((o, rows), ks) in enumerate(groups):
         home = _chunk_home(op, ks)
-        (o0, rows0), ks0 = groups[0]
-        # dU's and dW's SumTo of one value (no-ops unless a batch broadcast): the same array
-        alias = g > 0 and rows == rows0 and _same_value(op, o, o0)
+        alias = _chunk_alias(op, groups, g)
         w(d, "if t == 0:")   # K steps of out's rows: K * rows_of(out) >= `rows`
-        w(d + 1, f"stg{g}_k = max(1, min(n, -(-{rows} // max(out[{o}].shape[0], 1))))")
+        w(d + 1, f"ck{g}_k = max(1, min(n, -(-{rows} // max(out[{o}].shape[0], 1))))")
         if alias:
-            w(d + 1, f"stg{g}_alias = (out[{o}].shape == out[{o0}].shape and out[{o}].strides == "
-                     f"out[{o0}].strides and data_address(out[{o}]) == data_address(out[{o0}]))")
+            o0 = groups[0][0][0]
+            w(d + 1, f"stg{g}_alias = same_view(out[{o}], out[{o0}])")
         if home is not None:
             # the rewrite proved row t of the sequence is read by step t only (inplace.py)
-            w(d + 1, f"stg{g}_home = not stg{g}_alias and seq{home[1]}.shape[1:] == "
-                     f"out[{o}].shape and is_c_contiguous(seq{home[1]}[0])")
-        w(d + 1, f"if not (stg{g}_home or stg{g}_alias):")
-        w(d + 2, f"stg{g} = alloc_empty((stg{g}_k,) + out[{o}].shape, stg{g}.dtype)")
+            w(d + 1, f"stg{g}_home = {f'not stg{g}_alias and ' if alias else ''}"
+                     f"fits_rows(seq{home[1]}, out[{o}]) and is_c_contiguous(seq{home[1]}[0])")
+        branch = "if"
+        if home is not None:
+            w(d + 1, f"if stg{g}_home:")
+            w(d + 2, f"ck{g}_y, ck{g}_home = seq{home[1]}, True")
+            branch = "elif"
+        if alias:
+            w(d + 1, f"{branch} stg{g}_alias:")
+            w(d + 2, f"ck{g}_y, ck{g}_k, ck{g}_home = ck0_y, ck0_k, ck0_home")
+            branch = "elif"
+        if branch == "elif":
+            w(d + 1, "else:")
+        inner = d + 1 + (branch == "elif")
+        w(inner, f"stg{g} = alloc_empty((ck{g}_k,) + out[{o}].shape, stg{g}.dtype)")
+        w(inner, f"ck{g}_y = stg{g}")
         for k in ks:
             rows = "" if info.nit_sot_row_sum(k) else f"seq{info.nit_sot_sum(k)[0]}.shape[2], "
             w(d + 1, f"sum{k} = alloc_zeros(({rows}out[{o}].shape[1],), sum{k}.dtype)")
-        w(d, f"ck_i = t % stg{g}_k")
+        branch = "if"
         if home is not None:
             w(d, f"if stg{g}_home:")
             _emit_write(w, op, d + 1, f"seq{home[1]}", "t", o,
                         copy=nit_sot_aliases_row(op, home[0]))
-        w(d, f"{'el' if home is not None else ''}if not stg{g}_alias:")
-        # rows in the order of the sequences' memory (reversed in a backward scan)
-        _emit_write(w, op, d + 1, f"stg{g}", f"stg{g}_k - 1 - ck_i if ck_rev else ck_i", o)
-        w(d, f"if ck_i == stg{g}_k - 1 or t == n - 1:")
+            branch = "elif"
+        stage = f"not chunk_stage_call(stg{g}, out[{o}], t, ck_rev)"
+        shape_error = _fail(f"{op.info.label}: at step ", "t", f", {op.label_of_output(o)} has "
+                            "shape ", f"out[{o}].shape", ", but the rows it is stored in have "
+                            "shape ", f"stg{g}.shape[1:]",
+                            "; the step function must return the same shape at every step")
         if alias:
-            w(d + 1, f"if stg{g}_alias:")
-            _emit_chunk_y(w, d + 2, 0, _chunk_home(op, ks0))
-            w(d + 1, "else:")
-        _emit_chunk_y(w, d + 1 + alias, g, home)
+            w(d, f"{branch} not stg{g}_alias:")
+            w(d + 1, f"if {stage}:")
+            w(d + 2, shape_error)
+        elif home is not None:
+            w(d, "else:")
+            w(d + 1, f"if {stage}:")
+            w(d + 2, shape_error)
+        else:
+            w(d, f"if {stage}:")
+            w(d + 1, shape_error)
         for k in ks:
             if info.nit_sot_row_sum(k):
-                w(d + 1, f"chunk_row_sum_call(sum{k}, ck_y, ck_lo, ck_dir, ck_i + 1)")
+                w(d, f"chunk_row_sum_call(sum{k}, ck{g}_y, t, n, ck{g}_k, ck{g}_home, ck_rev)")
                 continue
-            w(d + 1, f"chunk_product_call(sum{k}, seq{info.nit_sot_sum(k)[0]}, t - ck_i, ck_y, "
-                     f"ck_lo, ck_dir, ck_i + 1)")
+            w(d, f"chunk_product_call(sum{k}, seq{info.nit_sot_sum(k)[0]}, ck{g}_y, t, n, "
+                 f"ck{g}_k, ck{g}_home, ck_rev)")
 
 
 # -- sequences read as seq[t] @ W (ScanInfo.seq_products; bptt/scan/rewriting/product_seqs.py) --
