@@ -114,6 +114,40 @@ def test_inline_array_lowerings_match_numpy(arrays, ra, rb, c, d, n):
             np.testing.assert_array_equal(g, w, err_msg=mode)
 
 
+@pytest.fixture(scope="module")
+def inner_joins():
+    """Joins along axes 1 and 2 (the LSTM's gate gradients), of three pieces, one of them a
+    transposed view, written inline as the join of rows is."""
+    a, b, c = T.tensor3("a"), T.tensor3("b"), T.tensor3("c")
+    return {(m, axis): bptt.function([a, b, c], T.concatenate([a, b, c.dimshuffle(0, 2, 1)],
+                                                              axis=axis), mode=m)
+            for m in ("PY", "NUMBA") for axis in (1, 2)}
+
+
+@given(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3), st.integers(0, 3),
+       st.integers(0, 3), st.sampled_from([1, 2]))
+def test_joins_along_inner_axes_match_numpy(inner_joins, r, other, w0, w1, w2, axis):
+    pieces = []
+    for k, w in enumerate((w0, w1, w2)):
+        shape = [r, other, other]
+        shape[axis] = w
+        pieces.append(np.arange(int(np.prod(shape)), dtype=float).reshape(shape) * (k + 1) + k)
+    want = np.concatenate(pieces, axis=axis)
+    pieces[2] = np.ascontiguousarray(pieces[2].transpose(0, 2, 1))   # the graph transposes it
+    for mode in ("PY", "NUMBA"):
+        got = inner_joins[mode, axis](*pieces)
+        assert got.shape == want.shape, mode
+        np.testing.assert_array_equal(got, want, err_msg=mode)
+
+
+def test_inner_join_of_mismatched_pieces_raises_numpys_message(inner_joins):
+    a, b, c = np.zeros((1, 2, 3)), np.zeros((2, 4, 3)), np.zeros((1, 3, 2))
+    with pytest.raises(ValueError, match="along dimension 0, the array at index 0 has size 1 "
+                                         "and the array at index 1 has size 2"):
+        inner_joins["NUMBA", 1](a, b, c)
+    assert "np.concatenate" not in inner_joins["NUMBA", 1]._fn.source
+
+
 def test_join_of_mismatched_rows_raises_numpys_message(arrays):
     a, b = np.zeros((1, 2, 3)), np.zeros((1, 2, 4))
     with pytest.raises(ValueError, match="along dimension 2, the array at index 0 has size 3 "
