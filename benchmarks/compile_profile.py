@@ -6,6 +6,10 @@ listening to numba's compile events. A function's exclusive time is its compile
 time minus that of the functions compiled while it was being compiled (its
 callees, overloads and intrinsics' helpers). The rest of the process's CPU time
 (imports, numba's initialisation, bptt's rewrites, the call itself) is one row.
+It also splits the numba time into the graph's generated functions, which every
+new graph compiles, and the runtime helpers (BLAS calls, chunk products, ...),
+which a machine compiles once per dtype and every later graph loads from the
+disk cache.
 
 Usage: python benchmarks/compile_profile.py [rnn|lstm] [--dtype float64] [--top 15] [--json FILE]
 """
@@ -27,10 +31,12 @@ def profile_child(kind, dtype, top, json_path):
 
     class ExclusiveTimes(event.Listener):
         def __init__(self):
-            self.stack, self.seconds = [], defaultdict(float)
+            self.stack, self.seconds, self.kinds = [], defaultdict(float), {}
 
         def on_start(self, ev):
-            self.stack.append([_name(ev), time.process_time(), 0.0])
+            name = _name(ev)
+            self.kinds[name] = _kind(ev)
+            self.stack.append([name, time.process_time(), 0.0])
 
         def on_end(self, ev):
             name, start, inner = self.stack.pop()
@@ -48,13 +54,29 @@ def profile_child(kind, dtype, top, json_path):
     total = time.process_time() - c0
     numba_total = sum(listener.seconds.values())
     rows = sorted(listener.seconds.items(), key=lambda kv: -kv[1])
+    by_kind = defaultdict(float)
+    for name, seconds in rows:
+        by_kind[listener.kinds[name]] += seconds
+    graph, helpers = by_kind["graph"], by_kind["helper"]
     print(f"{kind} {dtype}: {total:.2f} CPU s in all; numba compiles {numba_total:.2f} s "
           f"({len(rows)} functions); the rest {total - numba_total:.2f} s")
+    print(f"  numba: this graph's generated functions {graph:.2f} s; bptt's runtime helpers "
+          f"{helpers:.2f} s (once per machine and dtype: later graphs load them from the disk "
+          f"cache); numba's own overloads {by_kind['numba']:.2f} s")
     for name, seconds in rows[:top]:
         print(f"  {seconds:6.2f}  {name}")
     if json_path:
         with open(json_path, "w") as fh:
-            json.dump({"total": total, "numba": numba_total, "functions": dict(rows)}, fh, indent=1)
+            json.dump({"total": total, "numba": numba_total, "graph": graph, "helpers": helpers,
+                       "functions": dict(rows)}, fh, indent=1)
+
+
+def _kind(ev):
+    """'graph' (generated for this graph), 'helper' (bptt's runtime) or 'numba'."""
+    module = getattr(getattr(ev.data.get("dispatcher"), "py_func", None), "__module__", "") or ""
+    if module.startswith("bptt_generated_"):
+        return "graph"
+    return "helper" if module.startswith("bptt.") else "numba"
 
 
 def _name(ev):

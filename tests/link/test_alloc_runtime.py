@@ -1,8 +1,9 @@
 """Copies and views written into the caller (link/numba/alloc_runtime.py) against NumPy.
 
-`copy_into`, `c_copy`, `c_contiguous`, `strided_view`, `same_view` and `fits_rows` over arrays of every
-layout generated code meets (C, transposed, row and column slices, reversed),
-with hypothesis choosing sizes including 0 and 1; one compiled function each.
+`copy_into`, `c_copy`, `c_contiguous`, `strided_view`, `same_view` and `fits_rows` over arrays
+of every layout generated code meets (C, transposed, row and column slices, reversed),
+with hypothesis choosing sizes including 0 and 1; one compiled function each. Also the
+integer `imin` / `imax`.
 """
 import numba
 import numpy as np
@@ -11,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bptt.link.numba.runtime import (c_contiguous, c_copy, copy_into, data_address,
-                                     fits_rows, is_c_contiguous, same_view, strided_view)
+                                     fits_rows, imax, imin, is_c_contiguous, same_view,
+                                     strided_view)
 
 VIEWS = ["C", "T", "rows", "cols", "neg"]
 
@@ -137,3 +139,13 @@ def _fits_ranks(buf, row):
 def test_fits_rows_of_another_rank_is_false():
     assert not _fits_ranks(np.zeros((2, 3, 4)), np.zeros(12))
     assert _fits_ranks(np.zeros(3), 1.5)    # a 0-d value fits a vector's rows
+
+
+@numba.njit
+def _int_bounds(a, b):
+    return imin(a, b), imax(a, b), imin(a, np.int32(b))   # mixed widths: intp
+
+
+@given(st.integers(-2 ** 40, 2 ** 40), st.integers(-2 ** 31, 2 ** 31 - 1))
+def test_imin_imax_are_min_and_max_of_integers(a, b):
+    assert _int_bounds(a, b) == (min(a, b), max(a, b), min(a, b))

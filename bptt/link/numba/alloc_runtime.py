@@ -54,7 +54,8 @@ from numba.core.typing.npydecl import parse_dtype, parse_shape
 from numba.np.arrayobj import _empty_nd_impl, _parse_shape, make_array, populate_array
 
 __all__ = ["alloc_empty", "alloc_zeros", "alloc_full", "broadcast_into", "c_contiguous", "c_copy",
-           "c_reshape", "copy_into", "data_address", "fits_rows", "is_c_contiguous", "same_view",
+           "c_reshape", "copy_into", "data_address", "fits_rows", "imax", "imin", "is_c_contiguous",
+           "same_view",
            "strided_view"] + [f"check_index_{d}" for d in range(32)]
 
 
@@ -339,6 +340,27 @@ def fits_rows(typingctx, buf, row):
                           cgutils.unpack_tuple(builder, r.shape, row_ndim))
 
     return types.boolean(buf, row), codegen
+
+
+def _int_select(name, pred):
+    def typer(typingctx, a, b):
+        if not (isinstance(a, types.Integer) and isinstance(b, types.Integer)):
+            raise TypingError(f"{name}: integers expected, got {a} and {b}")
+
+        def codegen(context, builder, sig, args):
+            x, y = (context.cast(builder, v, t, types.intp) for v, t in zip(args, sig.args))
+            return builder.select(builder.icmp_signed(pred, x, y), x, y)
+
+        return types.intp(a, b), codegen
+
+    typer.__name__ = name
+    typer.__doc__ = (f"``{name[1:]}(a, b)`` of two integers as an intp, written into the caller: "
+                     "the builtin compiles an overload in every process that first uses it.")
+    return intrinsic(typer)
+
+
+imin = _int_select("imin", "<=")
+imax = _int_select("imax", ">=")
 
 
 @intrinsic

@@ -55,10 +55,10 @@ def _emit_checks(w, op):
         for k, o in enumerate(op.seq_origins):
             if o.offset != 0:
                 continue
-            need = f"max(n, 0) + {o.span}"
+            need = f"imax(n, 0) + {o.span}"
             w(1, f"if seq{k}.shape[0] < {need}:")
             w(2, _fail(f"{label}: sequence {o.label} (taps {list(o.taps)}) has ", f"seq{k}.shape[0]",
-                       " rows, but ", "max(n, 0)", " steps with these taps need ", need,
+                       " rows, but ", "imax(n, 0)", " steps with these taps need ", need,
                        f" (n_steps + {o.span}); pass a longer sequence or a smaller n_steps"))
     for k in range(info.n_seqs):
         w(1, f"if seq{k}.shape[0] < n:")
@@ -68,7 +68,7 @@ def _emit_checks(w, op):
     w(2, _fail(f"{label}: n_steps is ", "n", "; a symbolic n_steps must not be negative at run "
                "time (a negative Python int runs backwards)"))
     for s, b in enumerate(info.buffers):
-        need = f"{b.extent} + max(n, 0)" if b.kind == "mit_mot" else f"{b.extent}"
+        need = f"{b.extent} + imax(n, 0)" if b.kind == "mit_mot" else f"{b.extent}"
         w(1, f"if init{s}.shape[0] < {need}:")
         w(2, _fail(f"{label}: the initial value of {op.label_of_output(b.inner_outputs[0])} "
                    f"({b.kind}) has ", f"init{s}.shape[0]",
@@ -85,7 +85,7 @@ def _emit_alloc(w, op, node):
             w(1, f"buf{s} = c_copy(init{s})")
         else:
             # A ring (save-mem, b.rows) never holds more rows than the loop writes.
-            rows = f"{b.extent} + n" if not b.ring else f"min({b.rows}, {b.extent} + n)"
+            rows = f"{b.extent} + n" if not b.ring else f"imin({b.rows}, {b.extent} + n)"
             _emit_buffer(w, op, s, f"buf{s} = alloc_empty(({rows},) + init{s}.shape[1:], "
                                    f"init{s}.dtype)",
                          f"copy_into(buf{s}[:{b.extent}], init{s}[:{b.extent}])")
@@ -94,7 +94,7 @@ def _emit_alloc(w, op, node):
             continue    # _emit_chunk_alloc
         o = info.inner_out_nit_sot[k]
         t = op.inner_outputs[o].type
-        w(1, f"rows{k} = min(nitlen{k}, n)")
+        w(1, f"rows{k} = imin(nitlen{k}, n)")
         if t.ndim == 0 or None not in t.shape:
             _emit_nit_rows(w, op, k, 1, repr(tuple(t.shape)),
                            f"nit{k} = alloc_empty((rows{k},) + {tuple(t.shape)!r}, "
@@ -432,7 +432,7 @@ def _emit_chunk_step(w, op, d):
         home = _chunk_home(op, ks)
         alias = _chunk_alias(op, groups, g)
         w(d, "if t == 0:")   # K steps of out's rows: K * rows_of(out) >= `rows`
-        w(d + 1, f"ck{g}_k = max(1, min(n, -(-{rows} // max(out[{o}].shape[0], 1))))")
+        w(d + 1, f"ck{g}_k = imax(1, imin(n, -(-{rows} // imax(out[{o}].shape[0], 1))))")
         if alias:
             o0 = groups[0][0][0]
             w(d + 1, f"stg{g}_alias = same_view(out[{o}], out[{o0}])")
@@ -500,7 +500,7 @@ def _emit_product_alloc(w, op):
         w(1, f"if seq{j}.shape[2] != ns{wk}.shape[0]:")
         w(2, _fail(f"{info.label}: sequence {j} is multiplied by a matrix of ", f"ns{wk}.shape[0]",
                    " rows, but its rows have ", f"seq{j}.shape[2]", " columns"))
-        w(1, f"pk{j} = max(1, min(n, -(-{rows} // max(seq{j}.shape[1], 1))))")
+        w(1, f"pk{j} = imax(1, imin(n, -(-{rows} // imax(seq{j}.shape[1], 1))))")
         w(1, f"pz{j} = alloc_empty((pk{j}, seq{j}.shape[1], ns{wk}.shape[1]), seq{j}.dtype)")
         w(1, f"pn{j} = pk{j}")
         w(1, f"pi{j} = 0")
@@ -511,7 +511,7 @@ def _emit_product_chunk(w, op, d):
     for j, wk, _ in op.info.product_seqs:
         w(d, f"pi{j} = t % pk{j}")
         w(d, f"if pi{j} == 0:")
-        w(d + 1, f"pn{j} = min(pk{j}, n - t)")
+        w(d + 1, f"pn{j} = imin(pk{j}, n - t)")
         w(d + 1, f"seq_product_call(pz{j}, seq{j}, t, pn{j}, ns{wk})")
         # (a statement of its own: a conditional expression among many call arguments is
         # bytecode numba does not take, CALL_FUNCTION_EX)
