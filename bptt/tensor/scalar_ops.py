@@ -231,8 +231,23 @@ class Pow(_Binary):
         return [da, db]
 
 
+_SIGNED = ("int8", "int16", "int32", "int64")
+
+
+def _int_select(fn, ufunc, args, dtypes, out_dtype):
+    """`fn` (imin / imax, intrinsics written into the caller) for signed integers: numba
+    types a scalar np.maximum through the ufunc machinery, the bulk of a shape program's
+    compile time; the ufunc otherwise (floats: NaN handling)."""
+    if all(str(d) in _SIGNED for d in dtypes) and str(out_dtype) in _SIGNED:
+        return f"{fn}({', '.join(args)})"
+    return f"np.{ufunc.__name__}({', '.join(args)})"
+
+
 class Maximum(_Binary):
     name, ufunc = "maximum", np.maximum
+
+    def numba_expr(self, args, dtypes, out_dtype, ndims):
+        return _int_select("imax", self.ufunc, args, dtypes, out_dtype)
 
     def partials(self, inputs, output):
         from .math import ge, lt
@@ -243,6 +258,9 @@ class Maximum(_Binary):
 
 class Minimum(_Binary):
     name, ufunc = "minimum", np.minimum
+
+    def numba_expr(self, args, dtypes, out_dtype, ndims):
+        return _int_select("imin", self.ufunc, args, dtypes, out_dtype)
 
     def partials(self, inputs, output):
         from .math import gt, le

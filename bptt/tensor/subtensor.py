@@ -358,14 +358,20 @@ def _slice_length(n, spec, index_inputs):
         v = switch(v < 0, v + n, v) if isinstance(v, Variable) else (v + n if v < 0 else v)
         return minimum(maximum(v, lo), hi)
 
+    # A unit step (the usual) needs no division: shape programs compiled into a scan's
+    # n == 0 branch pay numba's typing of every scalar operation (the LSTM's gate slices).
     def forward():
         s = 0 if start is None else wrap(start, 0, n)
         e = n if stop is None else wrap(stop, 0, n)
+        if isinstance(step, int) and step == 1:
+            return maximum(e - s, 0)
         return maximum((e - s + step - 1) // step, 0)
 
     def backward():
         s = n - 1 if start is None else wrap(start, -1, n - 1)
         e = -1 if stop is None else wrap(stop, -1, n - 1)
+        if isinstance(step, int) and step == -1:
+            return maximum(s - e, 0)
         return maximum((s - e - step - 1) // (-step), 0)
 
     if isinstance(step, int):

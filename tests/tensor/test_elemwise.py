@@ -430,3 +430,51 @@ def test_elemwise_infer_shape(mode, data):
     sa, sb = data.draw(broadcastable_shapes((2, 1), min_side=0))
     check_infer_shape([a * b, T.exp(a), T.switch(T.lt(a, 0), a, b)], [a, b],
                       [np.zeros(sa), np.zeros(sb)], mode)
+
+
+# -- integer maximum / minimum and 0-d int64 arithmetic (shape programs) ------------------
+
+_INT_BOUNDS = {"int8": 2 ** 7, "int32": 2 ** 31, "int64": 2 ** 63, "uint8": 2 ** 8}
+
+
+@pytest.fixture(scope="module")
+def int_select():
+    """maximum / minimum of int arrays and of 0-d int64 (imax / imin for signed integers,
+    the ufunc for unsigned), and 0-d int64 sums, products, negations and switches, which
+    are written without a cast (numba's own int64 arithmetic): NUMBA against NumPy."""
+    fns = {}
+    for dtype in _INT_BOUNDS:
+        a, b = T.vector("a", dtype=dtype), T.vector("b", dtype=dtype)
+        fns[dtype] = bptt.function([a, b], [T.maximum(a, b), T.minimum(a, b)], mode="NUMBA")
+    s, t = T.lscalar("s"), T.lscalar("t")
+    shape_like = [T.maximum(s, t), T.minimum(s, 0), T.switch(T.lt(s, 0), s + t, s) * 3 - t,
+                  -(s * t) + T.maximum(t - s, 0)]
+    fns["scalar"] = bptt.function([s, t], shape_like, mode="NUMBA")
+    return fns
+
+
+@given(st.sampled_from(sorted(_INT_BOUNDS)), st.data())
+def test_integer_maximum_and_minimum_match_numpy(int_select, dtype, data):
+    lo, hi = (0, _INT_BOUNDS[dtype] - 1) if dtype.startswith("u") else \
+        (-_INT_BOUNDS[dtype], _INT_BOUNDS[dtype] - 1)
+    n = data.draw(st.integers(0, 5))
+    a, b = (np.array(data.draw(st.lists(st.integers(lo, hi), min_size=n, max_size=n)),
+                     dtype=dtype) for _ in range(2))
+    got_max, got_min = int_select[dtype](a, b)
+    assert got_max.dtype == dtype and got_min.dtype == dtype
+    np.testing.assert_array_equal(got_max, np.maximum(a, b))
+    np.testing.assert_array_equal(got_min, np.minimum(a, b))
+
+
+@given(st.integers(-2 ** 62, 2 ** 62), st.integers(-2 ** 62, 2 ** 62))
+def test_int64_scalar_arithmetic_matches_numpy(int_select, s, t):
+    s64, t64 = np.int64(s), np.int64(t)
+    with np.errstate(over="ignore"):
+        want = [np.maximum(s64, t64), np.minimum(s64, np.int64(0)),
+                (s64 + t64 if s64 < 0 else s64) * np.int64(3) - t64,
+                -(s64 * t64) + np.maximum(t64 - s64, np.int64(0))]
+    got = int_select["scalar"](s64, t64)
+    for g, w in zip(got, want):
+        assert np.asarray(g).dtype == np.int64 and g == w
+    source = int_select["scalar"]._fn.source
+    assert "imax(" in source and "np.maximum" not in source

@@ -226,3 +226,29 @@ def test_rnn_gradient_loses_its_zeros_and_constant_factors():
             RNG.standard_normal((3, 5)), RNG.standard_normal((5, 5)) * 0.5,
             RNG.standard_normal(5)]
     _check(inputs, outs, fg, "PY", [args], exact=False)
+
+
+# -- a switch whose branches are one value --------------------------------------------------
+
+@given(st.tuples(st.integers(1, 3), st.integers(1, 3)), st.integers(-3, 3))
+def test_switch_of_one_value_is_the_value(mode, shape, n):
+    # the shape programs' broadcast sizes: switch(eq(s, 1), s, s) once both sides are one size
+    x, c, s = T.matrix("x"), T.scalar("c", dtype="bool"), T.lscalar("s")
+    outs = [T.switch(c, x, x), T.switch(T.eq(s, 1), s, s) + 1]
+    fg = _simplify([x, c, s], outs)
+    assert fg.outputs[0] is fg.inputs[0]
+    assert not any(isinstance(nd.op, Elemwise) and "switch" in str(nd.op) for nd in fg.apply_nodes)
+    args = [RNG.standard_normal(shape), np.bool_(n > 0), np.int64(n)]
+    _check([x, c, s], outs, fg, mode, [args])
+
+
+def test_switch_of_one_value_keeps_a_condition_that_may_broadcast():
+    # c (2, 3) with x (1, 3): the switch's output has c's rows, x alone does not (and two
+    # matrices of unknown sizes may be such a pair)
+    x, c = T.tensor("float64", (1, None), name="x"), T.matrix("c", dtype="bool")
+    fg = _simplify([x, c], [T.switch(c, x, x)])
+    assert fg.outputs[0] is not fg.inputs[0]
+    for mode in ("PY", "NUMBA"):      # compiled with every pass
+        got = bptt.function([x, c], T.switch(c, x, x), mode=mode)(
+            np.arange(3.0)[None], np.zeros((2, 3), dtype=bool))
+        np.testing.assert_array_equal(got, np.tile(np.arange(3.0), (2, 1)))

@@ -421,7 +421,7 @@ def test_static_shapes():
 
 @each_mode
 @pytest.mark.parametrize("ndim, tokens", [(1, ("s",)), (2, ("Ns", "sN")), (3, ("A1", "s", "i")),
-                                          (2, (None, "A2", "::-1"))])
+                                          (2, (None, "A2", "::-1")), (2, ("s:", "::-1"))])
 @given(data=st.data())
 def test_infer_shape(mode, ndim, tokens, data):
     def build():
@@ -436,6 +436,22 @@ def test_infer_shape(mode, ndim, tokens, data):
     shape, values = data.draw(index_values(tokens, ndim))
     actual, inferred = f(x_value(shape), *values)
     assert_same(inferred, actual)
+
+
+def test_unit_step_slice_lengths_need_no_division():
+    # x[a:b] and x[b:a:-1]: the length is max(stop - start, 0) of the clipped bounds; the
+    # general (stop - start + step - 1) // step costs every compiled shape program its ops
+    from bptt.graph.traversal import ancestors
+    from bptt.tensor.elemwise import Elemwise
+    from bptt.tensor.scalar_ops import IntDiv
+
+    x, a, b = T.matrix("x"), T.lscalar("a"), T.lscalar("b")
+    for out in (x[a:b], x[b:a:-1], x[::-1]):
+        node = out.owner
+        shape = node.op.infer_shape(None, node, [shape_tuple(v) for v in node.inputs])[0]
+        nodes = {v.owner for v in ancestors(list(shape)) if v.owner is not None}
+        assert not any(isinstance(n.op, Elemwise) and isinstance(n.op.scalar_op, IntDiv)
+                       for n in nodes)
 
 
 # -- lowering ----------------------------------------------------------------------------

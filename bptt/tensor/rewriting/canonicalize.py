@@ -211,6 +211,19 @@ def switch_constant_condition(fgraph, node):
 
 
 @node_rewriter([Elemwise])
+def switch_same_branches(fgraph, node):
+    """``switch(c, a, a)`` -> a, broadcast as needed (shape programs' broadcast sizes:
+    ``switch(eq(n, 1), n, n)`` once both sides are one size)."""
+    if not _elemwise_of(node, Switch):
+        return None
+    _, a, b = node.inputs
+    out = node.outputs[0]
+    if a is not b or a.dtype != out.dtype or not _keeps_shape(fgraph, [a], out):
+        return None
+    return [a] if can_replace(out, a) else None
+
+
+@node_rewriter([Elemwise])
 def elemwise_of_broadcast(fgraph, node):
     """An operand ``BroadcastTo(v, shp)`` / ``Alloc(v, *dims)`` -> v when the other
     operands already give the output's shape (elemwise broadcasting spreads v)."""
@@ -449,6 +462,6 @@ def canonical_rewriters():
 
     return [mul_by_one, add_zero, neg_neg, useless_cast, dimshuffle_of_dimshuffle,
             useless_dimshuffle, pow_small_int, switch_constant_condition,
-            elemwise_of_broadcast, add_of_incs_into_zeros, mul_constants,
+            switch_same_branches, elemwise_of_broadcast, add_of_incs_into_zeros, mul_constants,
             sum_of_length_one_axes] + [rw for rw in [_write_of_whole_rewriter()] if rw] \
         + subtensor_rewriters()

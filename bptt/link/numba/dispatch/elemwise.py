@@ -108,7 +108,21 @@ def _inline_scalar(op, node, ctx):
     args = [a if v.dtype == dt else so.numba_cast(a, dt, 0, src=v.dtype)
             for a, v, dt in zip(names, node.inputs, in_dtypes)]
     expr = op.scalar_op.numba_expr(args, in_dtypes, out_dtype, [0] * len(args))
+    if _int64_closed(op.scalar_op, in_dtypes, out_dtype):
+        return _with_helpers(expr, ctx)
     return _with_helpers(exact_scalar(expr, out_dtype), ctx)
+
+
+# int64 in, int64 out in numba's own arithmetic: the np.int64(...) that makes every other
+# scalar exact is left out. Shape arithmetic is mostly these; each wrapper cost its line a
+# typed call (about 3 ms of compile per line in a scan's n == 0 shape replay).
+_INT64_CLOSED = (so.Add, so.Mul, so.Neg, so.Maximum, so.Minimum)
+
+
+def _int64_closed(scalar_op, in_dtypes, out_dtype):
+    values = list(in_dtypes[1:]) if isinstance(scalar_op, so.Switch) else list(in_dtypes)
+    return (str(out_dtype) == "int64" and all(str(d) == "int64" for d in values)
+            and isinstance(scalar_op, _INT64_CLOSED + (so.Switch,)))
 
 
 # -- the loop kernel ------------------------------------------------------------------

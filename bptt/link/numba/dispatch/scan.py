@@ -294,7 +294,7 @@ def _emit_zero_step_rows(w, op, ctx):
         if isinstance(node.op, Shape_i) and node.inputs[0] in position:
             names[node.outputs[0]] = f"rs_v{len(names)}"
             size = sizes[position[node.inputs[0]]].format(d=node.op.i)
-            w(2, f"{names[node.outputs[0]]} = np.int64({size})")
+            w(2, f"{names[node.outputs[0]]} = {size}")   # an intp
             continue
         for v in node.inputs:
             if v in position and v not in names:   # bind the inputs the shapes read

@@ -1,4 +1,6 @@
 """Shape queries and views."""
+import numpy as np
+
 from ....tensor.shape import BroadcastTo, DimShuffle, Reshape, Shape, Shape_i, SumTo
 from ..registry import Kernel, np_dtype, numba_funcify
 
@@ -16,7 +18,11 @@ def _shape(op, node, ctx):
 
 @numba_funcify.register(Shape_i)
 def _shape_i(op, node, ctx):
-    return f"np.int64({{0}}.shape[{op.i}])"
+    # A shape entry is an intp: already int64 where intp is 64 bits (no typed wrapper call).
+    return f"{{0}}.shape[{op.i}]" if _INTP_IS_INT64 else f"np.int64({{0}}.shape[{op.i}])"
+
+
+_INTP_IS_INT64 = np.dtype(np.intp) == np.dtype(np.int64)
 
 
 def _tuple_of(vec, n):
