@@ -234,7 +234,7 @@ class Pow(_Binary):
 _SIGNED = ("int8", "int16", "int32", "int64")
 
 
-def _int_select(fn, ufunc, args, dtypes, out_dtype):
+def _int_extremum(fn, ufunc, args, dtypes, out_dtype):
     """`fn` (imin / imax, intrinsics written into the caller) for signed integers: numba
     types a scalar np.maximum through the ufunc machinery, the bulk of a shape program's
     compile time; the ufunc otherwise (floats: NaN handling)."""
@@ -247,7 +247,7 @@ class Maximum(_Binary):
     name, ufunc = "maximum", np.maximum
 
     def numba_expr(self, args, dtypes, out_dtype, ndims):
-        return _int_select("imax", self.ufunc, args, dtypes, out_dtype)
+        return _int_extremum("imax", self.ufunc, args, dtypes, out_dtype)
 
     def partials(self, inputs, output):
         from .math import ge, lt
@@ -260,7 +260,7 @@ class Minimum(_Binary):
     name, ufunc = "minimum", np.minimum
 
     def numba_expr(self, args, dtypes, out_dtype, ndims):
-        return _int_select("imin", self.ufunc, args, dtypes, out_dtype)
+        return _int_extremum("imin", self.ufunc, args, dtypes, out_dtype)
 
     def partials(self, inputs, output):
         from .math import gt, le

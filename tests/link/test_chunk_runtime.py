@@ -1,8 +1,8 @@
 """The chunk helpers of link/numba/chunk_runtime.py, called from jitted code, against NumPy.
 
 One chunk of a sequence read as ``x_t @ W`` (`seq_product_call`), and a loop's summed
-nit_sots (`chunk_stage_call`, `chunk_product_call`, `chunk_row_sum_call`, called at every
-step as a scan loop calls them): steps in memory order and reversed (the backward scan's
+nit_sots (`chunk_stage_call` at every step, `chunk_product_call` and `chunk_row_sum_call` at
+a chunk's last step, as a scan loop calls them): steps in memory order and reversed (the backward scan's
 ``x[::-1]``), steps one row stride apart (one gemm) or not (a product per step), staged
 rows or a sequence's own rows, one batch row, a partial last chunk, float32 and float64;
 hypothesis draws the sizes.
@@ -86,8 +86,9 @@ def _summed_loop(x, ys, k, home):
         rows = ys if home else stg
         if not home and not chunk_stage_call(stg, ys[t], t, rev):
             return acc, col, False
-        chunk_product_call(acc, x, rows, t, n, k, home, rev)
-        chunk_row_sum_call(col, rows, t, n, k, home, rev)
+        if t % k == k - 1 or t == n - 1:      # a chunk's last step, as the loop calls
+            chunk_product_call(acc, x, rows, t, k, home, rev)
+            chunk_row_sum_call(col, rows, t, k, home, rev)
     return acc, col, True
 
 

@@ -55,8 +55,7 @@ from numba.np.arrayobj import _empty_nd_impl, _parse_shape, make_array, populate
 
 __all__ = ["alloc_empty", "alloc_zeros", "alloc_full", "broadcast_into", "c_contiguous", "c_copy",
            "c_reshape", "copy_into", "data_address", "fits_rows", "imax", "imin", "is_c_contiguous",
-           "same_view",
-           "strided_view"] + [f"check_index_{d}" for d in range(32)]
+           "same_view", "strided_view"] + [f"check_index_{d}" for d in range(32)]
 
 
 def _array_type(shape, dtype, who):
@@ -215,6 +214,14 @@ def _arrays(who, *xs):
         raise TypingError(f"{who}: expected arrays, got {xs}")
 
 
+def _same_ints(builder, xs, ys):
+    """An i1: every llvm int of `xs` equals its partner in `ys`."""
+    same = cgutils.true_bit
+    for a, b in zip(xs, ys):
+        same = builder.and_(same, builder.icmp_signed("==", a, b))
+    return same
+
+
 @intrinsic
 def copy_into(typingctx, dst, src):
     """``dst[...] = src`` written into the caller, for arrays of one shape and any layouts.
@@ -228,10 +235,9 @@ def copy_into(typingctx, dst, src):
     def codegen(context, builder, sig, args):
         dst_ary = make_array(dst)(context, builder, args[0])
         src_ary = make_array(src)(context, builder, args[1])
-        differ = cgutils.false_bit
-        for a, b in zip(cgutils.unpack_tuple(builder, dst_ary.shape, dst.ndim),
-                        cgutils.unpack_tuple(builder, src_ary.shape, dst.ndim)):
-            differ = builder.or_(differ, builder.icmp_signed("!=", a, b))
+        differ = builder.not_(_same_ints(builder,
+                                         cgutils.unpack_tuple(builder, dst_ary.shape, dst.ndim),
+                                         cgutils.unpack_tuple(builder, src_ary.shape, dst.ndim)))
         with builder.if_then(differ, likely=False):
             context.call_conv.return_user_exc(builder, ValueError,
                                               ("copy_into: the arrays differ in shape",))
@@ -292,14 +298,6 @@ def data_address(typingctx, x):
     return types.intp(x), codegen
 
 
-def _same_ints(builder, xs, ys):
-    """An i1: every llvm int of `xs` equals its partner in `ys`."""
-    same = cgutils.true_bit
-    for a, b in zip(xs, ys):
-        same = builder.and_(same, builder.icmp_signed("==", a, b))
-    return same
-
-
 @intrinsic
 def same_view(typingctx, a, b):
     """Whether `a` and `b` view the same memory the same way: one data address, shape and
@@ -311,12 +309,12 @@ def same_view(typingctx, a, b):
         if a.ndim != b.ndim:
             return cgutils.false_bit
         x, y = make_array(a)(context, builder, args[0]), make_array(b)(context, builder, args[1])
-        ints = lambda v, n: cgutils.unpack_tuple(builder, v, n)  # noqa: E731
-        same = builder.icmp_unsigned("==", builder.ptrtoint(x.data, context.get_value_type(types.intp)),
-                                     builder.ptrtoint(y.data, context.get_value_type(types.intp)))
-        same = builder.and_(same, _same_ints(builder, ints(x.shape, a.ndim), ints(y.shape, b.ndim)))
-        return builder.and_(same, _same_ints(builder, ints(x.strides, a.ndim),
-                                             ints(y.strides, b.ndim)))
+        fields = [(builder.ptrtoint(x.data, context.get_value_type(types.intp)),),
+                  (builder.ptrtoint(y.data, context.get_value_type(types.intp)),)]
+        for v in ("shape", "strides"):
+            fields[0] += tuple(cgutils.unpack_tuple(builder, getattr(x, v), a.ndim))
+            fields[1] += tuple(cgutils.unpack_tuple(builder, getattr(y, v), b.ndim))
+        return _same_ints(builder, *fields)
 
     return types.boolean(a, b), codegen
 

@@ -10,12 +10,12 @@ one row stride apart). A nit_sot summed over rows (a bias gradient) adds the
 column sums of the chunk's staged rows instead: a plain loop that LLVM
 vectorizes.
 
-The scan loop calls these once per step and summed nit_sot: `chunk_stage_call`
-puts the step's row in the staging buffer, `chunk_product_call` and
-`chunk_row_sum_call` decide themselves whether the step ends a chunk. Each is
-compiled once per dtype and called `separately`: the staging index, the
-chunk's bounds and views written into every scan loop cost about 0.45 s of
-compile time per summed nit_sot (the RNN gradient has three).
+The scan loop calls `chunk_stage_call` at every step (it puts the step's row in
+the staging buffer) and `chunk_product_call` / `chunk_row_sum_call` at a
+chunk's last step (they find the chunk's rows). Each is compiled once per dtype
+and called `separately`: the staging index, the chunk's bounds and views
+written into every scan loop cost about 0.45 s of compile time per summed
+nit_sot (the RNN gradient has three).
 """
 from .alloc_runtime import copy_into, strided_view
 from .blas import _like, gemm_into_call
@@ -44,16 +44,15 @@ chunk_stage_call = separately(chunk_stage, any_layout=True)
 
 
 @jit
-def chunk_product(acc, x, y, t, n, k, home, rev):
-    """At the last step `t` of a chunk of `k` steps (or of the loop's `n`), ``acc += sum
-    over the chunk's steps s of x[s].T @ (row s of y)``, with one gemm.
+def chunk_product(acc, x, y, t, k, home, rev):
+    """``acc += sum over the chunk's steps s of x[s].T @ (row s of y)``, with one gemm;
+    `t` is the chunk's last step (chunks of `k` steps from step 0; the loop's last one
+    may be shorter).
 
     y's rows: the step's own row ``y[s]`` if `home` (the rows of the sequence the
     nit_sot is stored in), else the staging buffer's (`chunk_stage`).
     """
     i = t % k
-    if i != k - 1 and t != n - 1:
-        return acc
     kk, x_lo = i + 1, t - i
     if home:
         y_lo, y_step = x_lo, 1
@@ -85,12 +84,10 @@ chunk_product_call = separately(chunk_product, any_layout=True)
 
 
 @jit
-def chunk_row_sum(acc, y, t, n, k, home, rev):
-    """At the last step `t` of a chunk (as `chunk_product`), ``acc +=`` the column sums of
-    the chunk's rows of `y`."""
+def chunk_row_sum(acc, y, t, k, home, rev):
+    """``acc +=`` the column sums of the chunk's rows of `y`; `t` is the chunk's last step
+    (as `chunk_product`)."""
     i = t % k
-    if i != k - 1 and t != n - 1:
-        return acc
     kk = i + 1
     if home:
         y_lo, y_step = t - i, 1

@@ -116,13 +116,13 @@ def _inline_scalar(op, node, ctx):
 # int64 in, int64 out in numba's own arithmetic: the np.int64(...) that makes every other
 # scalar exact is left out. Shape arithmetic is mostly these; each wrapper cost its line a
 # typed call (about 3 ms of compile per line in a scan's n == 0 shape replay).
-_INT64_CLOSED = (so.Add, so.Mul, so.Neg, so.Maximum, so.Minimum)
+_INT64_CLOSED = (so.Add, so.Mul, so.Neg, so.Maximum, so.Minimum, so.Switch)
 
 
 def _int64_closed(scalar_op, in_dtypes, out_dtype):
-    values = list(in_dtypes[1:]) if isinstance(scalar_op, so.Switch) else list(in_dtypes)
-    return (str(out_dtype) == "int64" and all(str(d) == "int64" for d in values)
-            and isinstance(scalar_op, _INT64_CLOSED + (so.Switch,)))
+    values = in_dtypes[1:] if isinstance(scalar_op, so.Switch) else in_dtypes  # not the condition
+    return (isinstance(scalar_op, _INT64_CLOSED) and str(out_dtype) == "int64"
+            and all(str(d) == "int64" for d in values))
 
 
 # -- the loop kernel ------------------------------------------------------------------

@@ -440,53 +440,44 @@ def _emit_chunk_step(w, op, d):
             # the rewrite proved row t of the sequence is read by step t only (inplace.py)
             w(d + 1, f"stg{g}_home = {f'not stg{g}_alias and ' if alias else ''}"
                      f"fits_rows(seq{home[1]}, out[{o}]) and is_c_contiguous(seq{home[1]}[0])")
-        branch = "if"
+        # the sums read the home sequence's rows, group 0's, or new staging rows
         if home is not None:
             w(d + 1, f"if stg{g}_home:")
             w(d + 2, f"ck{g}_y, ck{g}_home = seq{home[1]}, True")
-            branch = "elif"
         if alias:
-            w(d + 1, f"{branch} stg{g}_alias:")
+            w(d + 1, f"{'el' if home is not None else ''}if stg{g}_alias:")
             w(d + 2, f"ck{g}_y, ck{g}_k, ck{g}_home = ck0_y, ck0_k, ck0_home")
-            branch = "elif"
-        if branch == "elif":
+        if home is not None or alias:
             w(d + 1, "else:")
-        inner = d + 1 + (branch == "elif")
+        inner = d + 1 + (home is not None or alias)
         w(inner, f"stg{g} = alloc_empty((ck{g}_k,) + out[{o}].shape, stg{g}.dtype)")
         w(inner, f"ck{g}_y = stg{g}")
         for k in ks:
             rows = "" if info.nit_sot_row_sum(k) else f"seq{info.nit_sot_sum(k)[0]}.shape[2], "
             w(d + 1, f"sum{k} = alloc_zeros(({rows}out[{o}].shape[1],), sum{k}.dtype)")
-        branch = "if"
+        # the step's row goes to its home sequence, to group 0's rows (nothing to do), or
+        # to this group's staging rows
         if home is not None:
             w(d, f"if stg{g}_home:")
             _emit_write(w, op, d + 1, f"seq{home[1]}", "t", o,
                         copy=nit_sot_aliases_row(op, home[0]))
-            branch = "elif"
-        stage = f"not chunk_stage_call(stg{g}, out[{o}], t, ck_rev)"
-        shape_error = _fail(f"{op.info.label}: at step ", "t", f", {op.label_of_output(o)} has "
+            w(d, f"elif not stg{g}_alias:" if alias else "else:")
+        elif alias:
+            w(d, f"if not stg{g}_alias:")
+        staged = d + (home is not None or alias)
+        w(staged, f"if not chunk_stage_call(stg{g}, out[{o}], t, ck_rev):")
+        w(staged + 1, _fail(f"{op.info.label}: at step ", "t", f", {op.label_of_output(o)} has "
                             "shape ", f"out[{o}].shape", ", but the rows it is stored in have "
                             "shape ", f"stg{g}.shape[1:]",
-                            "; the step function must return the same shape at every step")
-        if alias:
-            w(d, f"{branch} not stg{g}_alias:")
-            w(d + 1, f"if {stage}:")
-            w(d + 2, shape_error)
-        elif home is not None:
-            w(d, "else:")
-            w(d + 1, f"if {stage}:")
-            w(d + 2, shape_error)
-        else:
-            w(d, f"if {stage}:")
-            w(d + 1, shape_error)
+                            "; the step function must return the same shape at every step"))
         # Only a chunk's last step calls: a call per step and sum, passing arrays, cost
         # rnn-small (B = 1, H = 16) about 160 ns per step.
         w(d, f"if t % ck{g}_k == ck{g}_k - 1 or t == n - 1:")
         for k in ks:
             if info.nit_sot_row_sum(k):
-                w(d + 1, f"chunk_row_sum_call(sum{k}, ck{g}_y, t, n, ck{g}_k, ck{g}_home, ck_rev)")
+                w(d + 1, f"chunk_row_sum_call(sum{k}, ck{g}_y, t, ck{g}_k, ck{g}_home, ck_rev)")
                 continue
-            w(d + 1, f"chunk_product_call(sum{k}, seq{info.nit_sot_sum(k)[0]}, ck{g}_y, t, n, "
+            w(d + 1, f"chunk_product_call(sum{k}, seq{info.nit_sot_sum(k)[0]}, ck{g}_y, t, "
                      f"ck{g}_k, ck{g}_home, ck_rev)")
 
 
