@@ -149,11 +149,11 @@ pm.add_pass(scan_fill_sequences_pass, "a sequence that is one value everywhere i
             "computed in the step (after save_mem made the LSTM's zeros cotangent of c one)")
 pm.add_pass(sequence_memory_pass, "no T-long array kept alive by an empty join, added into a "
             "zeros copy, or copied reversed across the backward loop for a weight gradient")
-pm.add_pass(scan_read_through_join_pass, "a loop reads join(zeros, P[k:]) as P's rows and a "
-            "mask: no copy of the trace for the loss cotangent (after join_drop_empty)")
 pm.add_pass(scan_chunk_accumulators_pass, "weight gradients sum seq_t.T @ dpre_t in chunks of "
             "~256 stacked rows in the loop: GEMM-rate products without a T-long dpre (last "
             "of the scan passes that edit sequences: nit_sot_sums holds their indices)")
+pm.add_pass(scan_read_through_join_pass, "a loop reads join(zeros, P[k:]) as P's rows and a "
+            "mask: no copy of the trace for the loss cotangent (after join_drop_empty)")
 pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding],
                               name="canonicalize_walk"), merge], name="canonicalize"),
             "again: the push-outs add weight gradients to views of zeros (zeros + dot is dot)")

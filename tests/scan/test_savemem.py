@@ -156,6 +156,32 @@ def test_backward_scan_keeps_no_history(mode):
     assert_same(f(*vals), compiled(inputs, outputs, "PY", with_pass=False)(*vals))
 
 
+def test_cotangent_carry_is_pre_added(mode):
+    """The carry is what the step sends back (dpre @ W.T), not loss row + that: the loop reads
+    the loss cotangent of the state step t wrote (rows T..1, never h0's row) and adds it in
+    the step; h0's cotangent is its row plus the last carry. Values against NumPy."""
+    X, h0, W, U = T.dtensor3("X"), T.dmatrix("h0"), T.dmatrix("W"), T.dmatrix("U")
+    H, _ = bptt.scan(lambda x, h, U, W: T.tanh(T.dot(x, U) + T.dot(h, W)), sequences=X,
+                     outputs_info=h0, non_sequences=[U, W])
+    cost = 0.5 * (H ** 2).sum() + (h0 ** 3).sum()      # h0's own row of the cotangent
+    f = compiled([X, h0, U, W], bptt.grad(cost, [h0]), mode)
+    bwd = scans(f)[-1]
+    (carry,) = [bwd.op.inner_outputs[o] for b in bwd.op.info.buffers for o in b.inner_outputs]
+    assert type(carry.owner.op).__name__ in ("Dot", "Gemm")
+    init = bwd.inputs[bwd.op.info.buffers[0].outer_input]
+    assert type(init.owner.op).__name__ == "Alloc" and init.type.shape[0] == 1
+    rng = np.random.default_rng(1)
+    for t in (0, 1, 5):
+        x, h, u, w = (rng.standard_normal((t, 2, 3)), rng.standard_normal((2, 3)),
+                      rng.standard_normal((3, 3)), 0.5 * rng.standard_normal((3, 3)))
+        hs, g = [h], 0 * h
+        for k in range(t):
+            hs.append(np.tanh(x[k] @ u + hs[-1] @ w))
+        for k in reversed(range(t)):
+            g = ((g + hs[k + 1]) * (1 - hs[k + 1] ** 2)) @ w.T
+        np.testing.assert_allclose(f(x, h, u, w)[0], g + 3 * h ** 2, rtol=1e-12, atol=1e-12)
+
+
 def test_truncated_gradient_carries_one_cotangent(mode):
     """The initial state's cotangent is read through the truncation window's concatenate."""
     x, h0, w = T.dvector("x"), T.dscalar("h0"), T.dscalar("w")

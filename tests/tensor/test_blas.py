@@ -245,10 +245,13 @@ def test_rnn_scan_gradient_with_gemm_in_steps():
     f = bptt.function([X, h0, W, U], outs, mode="NUMBA")
     for got, want in zip(f(*vals), ref):
         assert_same(got, want, scale=10)
-    # Every step (forward and backward) multiplies by W through one Gemm; the products
-    # by U run outside the steps (ProductRows, chunked sums), so the check is per step.
+    # The forward step multiplies by W through one Gemm (x @ U + h @ W); the backward step's
+    # carried cotangent is dpre @ W.T alone (save-mem's pre-add form: the loss row is added
+    # to it in the next step's elementwise loop), one Dot. The products by U run outside the
+    # steps (ProductRows, chunked sums), so the check is per step.
     scans = [n.op for n in f.fgraph.toposort() if isinstance(n.op, Scan)]
     assert len(scans) == 2
-    for op in scans:
+    for op, kind in zip(scans, (Gemm, Dot)):
         inner = toposort(op.inner_outputs, blockers=op.inner_inputs)
-        assert any(isinstance(n.op, Gemm) for n in inner), op.info.label
+        products = [n.op for n in inner if isinstance(n.op, (Gemm, Dot))]
+        assert len(products) == 1 and isinstance(products[0], kind), op.info.label

@@ -154,7 +154,8 @@ def _scan_positions(fgraph, base, scan_node, seq):
 
 
 def _axis0_start(fgraph, node):
-    """``(key, offset)`` of where Subtensor `node`'s forward axis-0 slice starts, or None."""
+    """``(key, offset)`` of where Subtensor `node`'s forward axis-0 slice starts (or of the
+    row it takes: ``v[c]`` reads the rows of ``v[c:]`` or fewer), or None."""
     from ...graph.basic import Constant
     from ...tensor.rewriting.reorder import lin_value
     from ...tensor.subtensor import SCALAR, SliceSpec, Subtensor
@@ -162,6 +163,8 @@ def _axis0_start(fgraph, node):
     if not isinstance(node.op, Subtensor) or not node.op.idx_list:
         return None
     first = node.op.idx_list[0]
+    if first == SCALAR:
+        return lin_value(fgraph, node.inputs[1])
     if not isinstance(first, SliceSpec) or first.step not in (None, 1):
         return None
     if first.start is None:

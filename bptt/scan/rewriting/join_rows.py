@@ -7,8 +7,8 @@ The gradient of a scan builds the loss cotangent of a state's buffer ``P`` as::
                                                # the cotangent of h is h itself
 
 and the backward scan reads J through first-axis slices, as a sequence (its
-``g_output`` row) and as the initial row of the carried cotangent. J is a copy
-of the whole trace made to put k rows of zeros in front. Two variants:
+``g_output`` row) and outside the loop (the initial state's cotangent). J is a
+copy of the whole trace made to put k rows of zeros in front. Two variants:
 
 * ``P[k:]`` inside an elementwise expression whose other operands are 0-d
   (``2 * P[k:]`` for ``sum(h ** 2)``): a T-long array and its copy in J. The step
@@ -18,9 +18,18 @@ of the whole trace made to put k rows of zeros in front. Two variants:
   read as itself instead of ``+0.0``.
 
 ``len(J) == len(P)`` (proved: ``len(P) >= k``), so a chain C of first-axis
-slices picks the same row positions of J, of P and of the one-byte-per-row
-mask ``M = Join(0, alloc(False, k), alloc(True, len(P) - k))``, and row r of J
-is ``switch(M[r], P[r], v)``::
+slices picks the same row positions of J and of P. Which rows it picks is a span
+``lo <= r < hi`` of linear forms (`_Forms.picked`, lengths as `reorder.lin_value`
+gives them, a symbolic n_steps bounded below by ``len(J) >= k``):
+
+* all at or after row k (the usual case since save-mem's pre-add form, which
+  reads the rows of the states the forward steps wrote): ``C(J) = f(C(P))``, the
+  step reads P's rows, a view of the forward trace;
+* all before row k (the initial state's cotangent row, outside the loop): the
+  fill value, an ``alloc(v, ...)`` of those rows;
+* both, or unproved: a one-byte-per-row mask
+  ``M = Join(0, alloc(False, k), alloc(True, len(P) - k))`` and
+  ``switch(C(M), f(C(P)), v)``::
 
     outer:  seqs [..., C(J), ...]             init [..., C'(J), ...]
     inner:  row
@@ -28,24 +37,22 @@ is ``switch(M[r], P[r], v)``::
     outer:  seqs [..., C(P), ..., C(M)]       init [..., switch(C'(M), C'(P), v)]
     inner:  switch(m, prow, v)
 
-The step reads P's rows, a view of the forward trace, and the mask; J is not
-built. The rewrite fires when the scan reads J, at sequences or initial states
-(an initial state has as many rows as the state's taps, so its switch is small),
-and at most one other reader reads it: that reader gets ``switch(C(M), C(P), v)``
-(the initial state's cotangent, reading the rows a symbolic-length loop does not:
-no more rows than J). Two other readers (truncate_gradient) keep J.
+J is not built. The rewrite fires when the scan reads J, at sequences or initial
+states (an initial state has as many rows as the state's taps, so its switch is
+small); readers outside the loop may read P's rows, fill rows (also one row, ``C(J)[i]``)
+or, at most one of them, both through a switch (no more rows than J); a row's size
+``Shape_i{d}(C(J))`` (d > 0) is P's. Two mixed readers (truncate_gradient) keep J.
 As the other shape rewrites, it assumes the graph runs without a shape error
 (the join would have checked that v's rows have P's row shape).
 
-Runs after `sequence_memory` (whose `join_drop_empty` removes the initial-state
-cotangent's empty view of J) and before the gemm and fusion passes, which fuse
-the switch into the step's elementwise loop. A join is left alone when
-`scan_nit_sot_into_seq` may store a nit_sot in its rows (`nit_sot_homes`; whether
-the row shapes agree is checked at run time): the RNN's step cotangent, which the
-weight-gradient products read whole. Without J it would need T rows of its own,
-written in backward order, and the products a reversed copy of them (rnn-large
-peak 55.8 -> 80.5 MiB, measured). The LSTM's lives in the pre-activation's rows:
-J's 6.25 MiB are saved.
+Runs after `scan_chunk_accumulators` (so a weight-gradient cotangent summed in
+chunks is known not to need T rows: `nit_sot_homes` skips summed nit_sots) and
+before the gemm and fusion passes, which fuse a switch into the step's
+elementwise loop. A join is left alone when `scan_nit_sot_into_seq` may store an
+unsummed nit_sot in its rows (`nit_sot_homes`; whether the row shapes agree is
+checked at run time): the RNN's X cotangent. Without J it would need T rows of its
+own, written in backward order. The LSTM's lives in the pre-activation's rows: J's
+6.25 MiB are saved.
 """
 from __future__ import annotations
 
@@ -57,7 +64,7 @@ from ...tensor.basic import Alloc, Join
 from ...tensor.elemwise import Elemwise
 from ...tensor.math import sub, switch
 from ...tensor.rewriting.reorder import lin_length, lin_value
-from ...tensor.shape import shape_i, shape_padright
+from ...tensor.shape import Shape_i, shape_i, shape_padright
 from ...tensor.subtensor import SCALAR, IncSubtensor, SliceSpec, Subtensor
 from ...tensor.type import TensorConstant, TensorType
 from ..args import ScanArgs
@@ -73,6 +80,12 @@ def _row_slice(node):
     """Whether `node` is a Subtensor of first-axis slices only (every row kept whole)."""
     return (isinstance(node.op, Subtensor) and len(node.op.idx_list) == 1
             and isinstance(node.op.idx_list[0], SliceSpec))
+
+
+def _row_index(node):
+    """Whether `node` is a Subtensor taking one row (a scalar index on the first axis only)."""
+    return (isinstance(node.op, Subtensor) and len(node.op.idx_list) == 1
+            and (node.op.idx_list[0] == SCALAR or isinstance(node.op.idx_list[0], int)))
 
 
 def _chain_root(var):
@@ -137,7 +150,7 @@ def _zeros_then_rows(fgraph, j):
         if any(lin_length(fgraph, p, i + 1) != _lin(fgraph, r) or _lin(fgraph, r) is None
                for i, r in enumerate(rows)):
             return None
-    return fill.owner.inputs[0], k[1], rest, views
+    return fill.owner.inputs[0], k[1], rest, views, fill
 
 
 def _row_views(fgraph, rest, k):
@@ -207,9 +220,10 @@ def _rows_from(fgraph, rest, k):
 
 
 def _readers(fgraph, j, node):
-    """``(scan, other)``: the variables through which `node` reads `j` (slices of it) and
-    those anything else reads, each with its slice nodes; None for a graph output."""
-    scan, other, todo = [], [], [(j, [])]
+    """``(scan, other, sizes)``: the variables through which `node` reads `j` (slices of it)
+    and those anything else reads, each with its slice nodes, and the ``Shape_i{d}`` (d > 0)
+    of such slices (a row's size, P's); None for a graph output."""
+    scan, other, sizes, todo = [], [], [], [(j, [])]
     while todo:
         var, nodes = todo.pop()
         for client, i in fgraph.clients.get(var, ()):
@@ -220,19 +234,34 @@ def _readers(fgraph, j, node):
             elif _row_slice(client) and i == 0:
                 todo.append((client.outputs[0], nodes + [client]))
                 continue
+            elif isinstance(client.op, Shape_i) and client.op.i > 0:
+                sizes.append(client)
+                continue
+            elif _row_index(client) and i == 0:   # one row: C(J)[i]
+                row = client.outputs[0]
+                if all(row is not v for v, _ in other):
+                    other.append((row, nodes + [client]))
+                continue
             else:
                 found = other
             if all(var is not v for v, _ in found):
                 found.append((var, nodes))
-    return scan, other
+    return scan, other, sizes
 
 
-def _switch_rows(var, nodes, src):
+def _switch_rows(var, nodes, src, which):
     """``switch(C(M), f(C(P)...), v)`` for ``var = C(J)``: J's rows made from P's (outside a
-    loop), with ``f`` the elementwise expression of J's rows after the fill."""
-    v, k, expr, views = src
-    m_rows = _apply(nodes, _mask(k, next(iter(views.values()))))
+    loop), with ``f`` the elementwise expression of J's rows after the fill; without the
+    switch when `which` says the rows are all P's ("rows") or all fill ("fill", n rows)."""
+    v, k, expr, views, fill = src
+    if which[0] == "fill":
+        rows = [] if nodes and _row_index(nodes[-1]) else \
+            [TensorConstant(TensorType("int64", ()), np.int64(which[1]))]
+        return Alloc()(v, *rows, *fill.owner.inputs[2:])
     rows = _expr_on(expr, {view: _apply(nodes, p) for view, p in views.items()})
+    if which[0] == "rows":
+        return rows
+    m_rows = _apply(nodes, _mask(k, next(iter(views.values()))))
     return switch(shape_padright(m_rows, var.ndim - 1), rows, v)
 
 
@@ -251,10 +280,116 @@ def _mask(k, p):
     return Join(0)(Alloc()(false, k), Alloc()(true, sub(shape_i(p, 0), k)))
 
 
-def _rewrite_seq(args, k, nodes, src):
+# -- which rows of J a chain of slices picks ------------------------------------------------
+def _which_rows(fgraph, nodes, src):
+    """("rows",) when the slices `nodes` pick only rows of J at or after the fill (P's rows),
+    ("fill", n) when they pick n (a constant) fill rows only, ("mixed",) when unproved."""
+    k, views = src[1], src[3]
+    length = lin_length(fgraph, next(iter(views.values())), 0)
+    if length is None:
+        return ("mixed",)
+    forms = _Forms(length, k)
+    span = forms.picked(fgraph, nodes)
+    if span is None:
+        return ("mixed",)
+    lo, hi = span
+    if forms.ge(lo, (None, k)) or forms.ge(lo, hi):
+        return ("rows",)
+    n = _sub(hi, lo)
+    if forms.ge((None, k), hi) and n is not None and n[0] is None:
+        return ("fill", n[1])
+    return ("mixed",)
+
+
+class _Forms:
+    """Comparisons of linear forms ``(base, offset)`` (`reorder.lin_value`) of row positions
+    in J, whose length ``(K, c)`` is at least k (`_zeros_then_rows` proved it): so
+    ``K >= k - c`` also when K is a value not known to be a size (a symbolic n_steps)."""
+
+    def __init__(self, length, k):
+        self.length = length
+        base, off = length
+        self.floor = {base: k - off} if base is not None else {}
+
+    def ge(self, a, b):
+        """Whether ``a >= b`` is proved."""
+        if a is None or b is None:
+            return False
+        if a[0] == b[0]:
+            return a[1] >= b[1]
+        if b[0] is not None:
+            return False
+        low = 0 if a[0][0] in _SIZE_KINDS else None
+        if a[0] in self.floor:
+            low = self.floor[a[0]] if low is None else max(low, self.floor[a[0]])
+        return low is not None and low + a[1] >= b[1]
+
+    def picked(self, fgraph, nodes):
+        """``(lo, hi)``: the rows ``lo <= r < hi`` of J that the first-axis slices `nodes`
+        keep (the last may take one row), or None when unproved."""
+        zero, one = (None, 0), (None, 1)
+        lo, hi, backwards = zero, self.length, False
+        for node in nodes:
+            size = _sub(hi, lo)
+            if _row_index(node):   # the last of the chain: one row
+                index = node.op.idx_list[0]
+                i = _lin(fgraph, node.inputs[1] if index == SCALAR else index)
+                after = _add_lin(i, one) if self.ge(i, zero) else None
+                if after is None or not self.ge(size, after):
+                    return None
+                span = ((_add_lin(lo, i), _add_lin(lo, after)) if not backwards
+                        else (_sub(hi, after), _sub(hi, i)))
+                return None if None in span else span
+            start, stop, step = _slice_parts(node)
+            if step is not None and not isinstance(step, int):
+                return None
+            if step == -1:
+                if start is not None or stop is not None:
+                    return None
+                backwards = not backwards
+                continue
+            if step not in (None, 1):
+                return None
+            a = zero if start is None else _lin(fgraph, start)
+            b = size if stop is None else _lin(fgraph, stop)
+            if not (self.ge(a, zero) and self.ge(b, zero)):
+                return None
+            a, b = self._min(a, size), self._min(b, size)   # slices clip at the end
+            if a is None or b is None:
+                return None
+            if self.ge(a, b):
+                b = a                       # empty
+            elif not self.ge(b, a):
+                return None
+            lo, hi = ((_add_lin(lo, a), _add_lin(lo, b)) if not backwards
+                      else (_sub(hi, b), _sub(hi, a)))
+            if lo is None or hi is None:
+                return None
+        return lo, hi
+
+    def _min(self, a, b):
+        return a if self.ge(b, a) else b if self.ge(a, b) else None
+
+
+def _add_lin(a, b):
+    if a is None or b is None or (a[0] is not None and b[0] is not None):
+        return None
+    return (a[0] if a[0] is not None else b[0], a[1] + b[1])
+
+
+def _sub(a, b):
+    if a is None or b is None:
+        return None
+    if a[0] == b[0]:
+        return (None, a[1] - b[1])
+    return (a[0], a[1] - b[1]) if b[0] is None else None
+
+
+def _rewrite_seq(args, k, nodes, src, which):
     """Sequence `k` (J seen through `nodes`) becomes the sequences of P's rows (the first in
-    its place) and of the mask; returns (old inner row, its value in the step) or None."""
-    v, kk, expr, views = src
+    its place) and of the mask (none when `which` proves the rows all P's); returns (old
+    inner row, its value in the step) or None."""
+    v, kk, expr, views, _ = src
     old = args.inner_in_seqs[k]
     inner, first = {}, True
     for p in dict.fromkeys(views.values()):
@@ -267,17 +402,21 @@ def _rewrite_seq(args, k, nodes, src):
         inner[p] = row
     mapping = {view: inner[p] for view, p in views.items()}
     mapping.update({s: _inner_value(args, s) for s in _scalars(expr, views)})
-    mask = args.add_seq(_apply(nodes, _mask(kk, next(iter(views.values())))))
-    new = switch(mask, _expr_on(expr, mapping), _inner_value(args, v))
+    if which[0] == "rows":
+        new = _expr_on(expr, mapping)
+    else:
+        mask = args.add_seq(_apply(nodes, _mask(kk, next(iter(views.values())))))
+        new = switch(mask, _expr_on(expr, mapping), _inner_value(args, v))
     return (old, new) if can_replace(old, new) else None
 
 
-def _rewrite_reader(args, var, nodes, src, mapping):
+def _rewrite_reader(fgraph, args, var, nodes, src, mapping):
     """Swap `var` (J seen through `nodes`) wherever the scan reads it; False if impossible."""
     hit = False
+    which = _which_rows(fgraph, nodes, src)
     for j, outer in enumerate(list(args.outer_in_seqs)):
         if outer is var:
-            pair = _rewrite_seq(args, j, nodes, src)
+            pair = _rewrite_seq(args, j, nodes, src, which if which[0] == "rows" else ("mixed",))
             if pair is None:
                 return False
             mapping[pair[0]] = pair[1]
@@ -286,7 +425,7 @@ def _rewrite_reader(args, var, nodes, src, mapping):
         outers = getattr(args, f"outer_in_{cat}")
         for j, outer in enumerate(outers):
             if outer is var:
-                new = _switch_rows(var, nodes, src)
+                new = _switch_rows(var, nodes, src, which)
                 if not can_replace(var, new):
                     return False
                 outers[j] = new
@@ -311,16 +450,23 @@ def scan_read_through_join(fgraph, node):
     for join in joins:
         src = _zeros_then_rows(fgraph, join)
         readers = _readers(fgraph, join, node) if src is not None else None
-        # one reader outside the loop (the initial state's cotangent reads the rows the
-        # loop does not) gets its rows made by a switch: never more than J's rows
-        if not readers or not readers[0] or len(readers[1]) > 1:
+        if not readers or not readers[0]:
             continue
-        if not all(_rewrite_reader(args, var, nodes, src, mapping) for var, nodes in readers[0]):
+        # Readers outside the loop (the initial state's cotangent reads the rows the loop
+        # does not) get P's rows, fill rows, or (at most one) their rows made by a switch:
+        # never more than J's rows
+        which = [_which_rows(fgraph, nodes, src) for _, nodes in readers[1]]
+        if sum(w[0] == "mixed" for w in which) > 1:
+            continue
+        if not all(_rewrite_reader(fgraph, args, var, nodes, src, mapping)
+                   for var, nodes in readers[0]):
             return None
-        for var, nodes in readers[1]:
-            outside[var] = _switch_rows(var, nodes, src)
+        for (var, nodes), w in zip(readers[1], which):
+            outside[var] = _switch_rows(var, nodes, src, w)
             if not can_replace(var, outside[var]):
                 return None
+        for size in readers[2]:   # J's rows have P's shape (_zeros_then_rows proved it)
+            outside[size.outputs[0]] = shape_i(next(iter(src[3].values())), size.op.i)
         done = True
     if not done:
         return None

@@ -17,6 +17,19 @@ last k rows, the loop needs to keep no more: this pass rebuilds the node so
   ``concatenate(carry buffer, input[E+1:])``, of which the readers see the last
   k rows, which only need the last k rows of the carry.
 
+  When the step's output is ``g + d(c)`` (the running sum of a sit_sot's cotangent:
+  the loss cotangent g of the state plus what the step sends back, d not reading
+  g but for its shape), the loop carries ``d`` instead (**pre-add form**): step s
+  reads row s of the input as g' and the carried ``e = d`` of step s-1 (zeros at
+  step 0), computes ``c = g' + e`` and writes ``d(c)``. The sequence is then
+  ``input[:E]``, the rows of the states the forward steps *wrote*, and row E
+  (the cotangent of the state the first forward step read, for the RNN a zero
+  fill row of the loss cotangent) is added after the loop: the output's last
+  row is ``input[E] + carry[-1]``. Taken when the readers read that row only (the
+  initial state's cotangent of a sit_sot; more rows keep the first form).
+  `scan_read_through_join` then reads the loss cotangent's rows without a mask
+  (the old form's last step read the fill row).
+
 Readers that read only the last k rows, and are rebuilt on the new output
 (their values do not change; `_reader` lists them):
 
@@ -42,7 +55,7 @@ import weakref
 from ...graph.basic import Constant
 from ...graph.rewriting import graph_pass, replace_checked
 from ...tensor.basic import Join
-from ...tensor.shape import Shape, Shape_i, shape_i
+from ...tensor.shape import Shape, Shape_i, shape_i, shape_padleft
 from ...tensor.subtensor import FULL, SCALAR, SliceSpec, Subtensor
 from ..args import ScanArgs, _consistent
 from ..op import Scan
@@ -159,24 +172,73 @@ def _is_cotangent_carry(info, j):
             and tuple(info.mit_mot_out_slices[j]) == (1,))
 
 
-def _carry_to_sit_sot(args, j, info):
-    """Mit_mot j (in-taps (0, 1), out-tap (1,)) -> sequence ``input[1:]`` + a sit_sot.
+def _carry_to_sit_sot(args, j, info, one_row):
+    """Mit_mot j (in-taps (0, 1), out-tap (1,)) -> a sequence + a sit_sot; True for the
+    pre-add form (module docstring), taken when the readers read `one_row` at most.
 
     Before: mit_mot buffer B, inner taps {0: c, 1: g}, inner output c'.
     After:  sequence B[1:] read as g; sit_sot with initial B[:1], read as c, written as c'.
+    Pre-add (c' = g + d): sequence B[:n] read as g'; sit_sot with initial zeros, read as e,
+    written as d, with c = g' + e (and g's shape read from g').
     The sit_sot's entry in ``outer_out_sit_sot`` is the old mit_mot output (a marker).
     """
     buf = args.outer_in_mit_mot[j]
     taps = dict(zip(info.mit_mot_in_slices[j], args.inner_in_mit_mot[j]))
     out_inner, out_outer = args.inner_out_mit_mot[j][0], args.outer_out_mit_mot[j]
+    contrib = _pre_add_contribution(args, out_inner, taps[1]) if one_row else None
     args.remove("mit_mot", j)
-    args.outer_in_seqs.append(buf[1:])
-    args.inner_in_seqs.append(taps[1])
-    args.seq_origins.append(None)
-    args.outer_in_sit_sot.append(buf[:1])
-    args.inner_in_sit_sot.append(taps[0])
-    args.inner_out_sit_sot.append(out_inner)
+    if contrib is None:
+        args.outer_in_seqs.append(buf[1:])
+        args.inner_in_seqs.append(taps[1])
+        args.seq_origins.append(None)
+        args.outer_in_sit_sot.append(buf[:1])
+        args.inner_in_sit_sot.append(taps[0])
+        args.inner_out_sit_sot.append(out_inner)
+        args.outer_out_sit_sot.append(out_outer)
+        return False
+    from ...tensor.basic import zeros
+    from ...tensor.math import add
+
+    g_row = args.add_seq(buf[:args.n_steps], inner_type=taps[1].type)
+    carried = taps[0].type()
+    # one row of zeros of B's row shape (not zeros_like(B[:1]): B's first row is not read)
+    args.outer_in_sit_sot.append(zeros([1] + [shape_i(buf, d) for d in range(1, buf.ndim)],
+                                       dtype=buf.dtype))
+    args.inner_in_sit_sot.append(carried)
+    args.inner_out_sit_sot.append(contrib)
     args.outer_out_sit_sot.append(out_outer)
+    args.labels[contrib] = args.labels.pop(out_inner, f"the cotangent of {out_outer}")
+    args.replace_inner({taps[0]: add(g_row, carried), taps[1]: g_row})
+    return True
+
+
+def _pre_add_contribution(args, out, g):
+    """``d`` when the inner output `out` is ``g + d`` and nothing else reads `g` (but for its
+    shape, the same as the next row's) or `out`; None otherwise."""
+    from ...graph.traversal import toposort
+    from ...tensor.elemwise import Elemwise
+    from ...tensor.math import add
+    from ...tensor.scalar_ops import Add
+
+    node = out.owner
+    if node is None or not isinstance(node.op, Elemwise) \
+            or not isinstance(node.op.scalar_op, Add) or node.inputs.count(g) != 1:
+        return None
+    rest = [v for v in node.inputs if v is not g]
+    contrib = rest[0] if len(rest) == 1 else add(*rest)
+    if contrib.type != out.type or g.type != out.type:
+        return None   # d broadcasts against g: the carried rows would change shape
+    outs = args.inner_outputs
+    if sum(v is out for v in outs) != 1 or args.cond is out:
+        return None
+    for n in toposort(outs):
+        if n is node:
+            continue
+        if out in n.inputs:
+            return None
+        if g in n.inputs and not isinstance(n.op, (Shape, Shape_i)):
+            return None
+    return contrib
 
 
 def _plan(fgraph, node):
@@ -223,8 +285,8 @@ def _save_mem_node(fgraph, node):
     args = ScanArgs.from_node(node)
     carried = {}
     for j in sorted(carries, reverse=True):
-        carried[args.outer_out_mit_mot[j]] = args.outer_in_mit_mot[j]
-        _carry_to_sit_sot(args, j, old_info)
+        out, buf = args.outer_out_mit_mot[j], args.outer_in_mit_mot[j]
+        carried[out] = (buf, _carry_to_sit_sot(args, j, old_info, reads[out] <= 1))
     nit_full = {}
     for k, out in enumerate(args.outer_out_nit_sot):
         if out in reads:
@@ -244,8 +306,12 @@ def _save_mem_node(fgraph, node):
     for s, b in enumerate(info.buffers):
         out = outer_outs[b.outer_output]
         if out in carried:
-            buf = carried[out]
-            whole = concatenate([new.outputs[b.outer_output], buf[steps + 1:]])
+            buf, pre_add = carried[out]
+            last = new.outputs[b.outer_output]
+            if pre_add:   # the last cotangent: the input's row plus the carried sum (one
+                # row of static length 1: a zero row then adds nothing)
+                last = shape_padleft(buf[steps] + last[-1])
+            whole = concatenate([last, buf[steps + 1:]])
             _rebuild_readers(fgraph, out, whole, shape_i(buf, 0), node)
         elif out in reads:
             _rebuild_readers(fgraph, out, new.outputs[b.outer_output], steps + b.extent, node)
