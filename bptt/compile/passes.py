@@ -119,7 +119,8 @@ pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [const
             "x**2 (x*x), switch on a constant, stacked views or sum_tos, casts, one zeros "
             "buffer for incs added up, or sum_to/broadcast_to/alloc that change nothing; "
             "constant factors multiplied (0.5 * (2.0 * h) is h), views of zeros are zeros, "
-            "a whole write into zeros is its value, a sum over a length-1 axis a view")
+            "a whole write into zeros is its value, a sum over a length-1 axis a view, a "
+            "reversed one-row axis or the row of a new axis the input")
 pm.add_pass(scan_inline_constants_pass, "constant non-sequences folded into the step graph")
 pm.add_pass(scan_merge_inputs_pass, "a value passed twice to a scan is passed once")
 pm.add_pass(scan_remove_unused_pass, "scans compute only the outputs someone reads")

@@ -252,3 +252,27 @@ def test_switch_of_one_value_keeps_a_condition_that_may_broadcast():
         got = bptt.function([x, c], T.switch(c, x, x), mode=mode)(
             np.arange(3.0)[None], np.zeros((2, 3), dtype=bool))
         np.testing.assert_array_equal(got, np.tile(np.arange(3.0), (2, 1)))
+
+
+# -- one row seen through a new axis and a reversal -----------------------------------------
+
+@given(st.integers(0, 3), st.integers(1, 3), st.sampled_from([0, -1]))
+def test_a_row_through_a_new_axis_and_a_reversal_is_the_row(mode, rows, cols, index):
+    # save-mem's last cotangent row: shape_padleft(r)[::-1][0] is r (no view statements)
+    x = T.matrix("x")
+    r = x[-1]
+    outs = [T.shape_padleft(r)[::-1][index], T.shape_padleft(x)[::-1], T.shape_padleft(x)[index]]
+    fg = _simplify([x], outs)
+    row, padded, same = fg.outputs
+    assert isinstance(row.owner.op, Subtensor) and row.owner.inputs[0] is fg.inputs[0]
+    assert isinstance(padded.owner.op, DimShuffle) and padded.owner.inputs[0] is fg.inputs[0]
+    assert same is fg.inputs[0]
+    assert _count(fg, Subtensor) == 1 and _count(fg, DimShuffle) == 1
+    if rows:
+        _check([x], outs, fg, mode, [[RNG.standard_normal((rows, cols))]])
+
+
+def test_a_reversal_of_rows_that_may_be_many_stays():
+    x = T.tensor3("x")
+    fg = _simplify([x], [x[::-1], T.shape_padleft(x[0], 2)[0][::-1]])
+    assert _count(fg, Subtensor) == 3

@@ -20,6 +20,12 @@ them ordered). Bounds are proven ordered as ``c * s`` with a constant ``c >= 0``
 and one size ``s >= 0`` (``Shape_i``), as ``n``, ``2 * n``, ``3 * n`` above.
 The values are the same, except that ``0.0 + (-0.0)`` is ``+0.0``: a negative
 zero in a piece stays negative (the two compare equal).
+
+Two view rewrites fold what save-mem leaves for a state's initial cotangent,
+``shape_padleft(carry[-1])[::-1][0]``: ``x[::-1]`` is x when x's first axis has
+static length 1 (`reverse_of_one_row`), and ``DimShuffle{x, 0, ..}(y)[0]`` (or
+``[-1]``) is y (`row_of_new_axis`). Each view is a statement of the compiled
+function (about 10 ms of numba's compile each).
 """
 from __future__ import annotations
 
@@ -30,8 +36,8 @@ from ...graph.rewriting import can_replace, node_rewriter
 from ..basic import Join
 from ..elemwise import Elemwise
 from ..scalar_ops import Cast, Mul
-from ..shape import Shape_i
-from ..subtensor import FULL, IncSubtensor, SliceSpec
+from ..shape import DimShuffle, Shape_i
+from ..subtensor import FULL, IncSubtensor, SliceSpec, Subtensor
 from .canonicalize import filled_with
 from .sizes import assume_same_shape, shape_keys, size_facts, subtensor_keys
 
@@ -157,6 +163,29 @@ def incs_into_zeros_to_join(fgraph, node):
     return [new]
 
 
+@node_rewriter([Subtensor])
+def reverse_of_one_row(fgraph, node):
+    """``x[::-1]`` -> x when x's first axis has static length 1 (a reversed row is the row:
+    save-mem's ``shape_padleft(last row)`` read through a reversing view)."""
+    x = node.inputs[0]
+    if node.op.idx_list == (SliceSpec(None, None, -1),) and x.type.shape[:1] == (1,) \
+            and can_replace(node.outputs[0], x):
+        return [x]
+    return None
+
+
+@node_rewriter([Subtensor])
+def row_of_new_axis(fgraph, node):
+    """``DimShuffle{x, 0, .., n-1}(y)[0]`` (or ``[-1]``) -> y: the one row of a new axis."""
+    ds = node.inputs[0].owner
+    if node.op.idx_list not in ((0,), (-1,)) or ds is None or not isinstance(ds.op, DimShuffle):
+        return None
+    y = ds.inputs[0]
+    if ds.op.new_order == ("x",) + tuple(range(y.ndim)) and can_replace(node.outputs[0], y):
+        return [y]
+    return None
+
+
 def subtensor_rewriters():
     """The indexing rewrites, in the order they are tried on a node."""
-    return [incs_into_zeros_to_join]
+    return [incs_into_zeros_to_join, reverse_of_one_row, row_of_new_axis]
