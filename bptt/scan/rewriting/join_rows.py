@@ -56,6 +56,8 @@ own, written in backward order. The LSTM's lives in the pre-activation's rows: J
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ...graph.basic import Constant
@@ -63,7 +65,7 @@ from ...graph.rewriting import InToOut, can_replace, node_rewriter
 from ...tensor.basic import Alloc, Join
 from ...tensor.elemwise import Elemwise
 from ...tensor.math import sub, switch
-from ...tensor.rewriting.reorder import lin_length, lin_value
+from ...tensor.rewriting.reorder import lin_add, lin_length, lin_value
 from ...tensor.shape import Shape_i, shape_i, shape_padright
 from ...tensor.subtensor import SCALAR, IncSubtensor, SliceSpec, Subtensor
 from ...tensor.type import TensorConstant, TensorType
@@ -114,6 +116,21 @@ def _lin(fgraph, part):
     return lin_value(fgraph, part)
 
 
+class _Source(NamedTuple):
+    """J's make-up (`_zeros_then_rows`): k rows of the fill value `v` (the Alloc `fill`),
+    then the elementwise `expr` of the views ``P[k:]`` (`views`: view -> P)."""
+    v: object
+    k: int
+    expr: object
+    views: dict
+    fill: object
+
+    @property
+    def p(self):
+        """One of the arrays P (all have J's length and row shape)."""
+        return next(iter(self.views.values()))
+
+
 def _zeros_then_rows(fgraph, j):
     """``(v, k, P)`` when row r of `j` is v for r < k and ``P[r]`` after, with
     ``len(j) == len(P) >= k`` (k a constant): `j` is ``Join(0, alloc(v, k, *row), P[k:])``,
@@ -150,7 +167,7 @@ def _zeros_then_rows(fgraph, j):
         if any(lin_length(fgraph, p, i + 1) != _lin(fgraph, r) or _lin(fgraph, r) is None
                for i, r in enumerate(rows)):
             return None
-    return fill.owner.inputs[0], k[1], rest, views, fill
+    return _Source(fill.owner.inputs[0], k[1], rest, views, fill)
 
 
 def _row_views(fgraph, rest, k):
@@ -229,6 +246,7 @@ def _readers(fgraph, j, node):
         for client, i in fgraph.clients.get(var, ()):
             if client == "output":
                 return None
+            reader, path = var, nodes
             if client is node:
                 found = scan
             elif _row_slice(client) and i == 0:
@@ -237,15 +255,12 @@ def _readers(fgraph, j, node):
             elif isinstance(client.op, Shape_i) and client.op.i > 0:
                 sizes.append(client)
                 continue
-            elif _row_index(client) and i == 0:   # one row: C(J)[i]
-                row = client.outputs[0]
-                if all(row is not v for v, _ in other):
-                    other.append((row, nodes + [client]))
-                continue
             else:
                 found = other
-            if all(var is not v for v, _ in found):
-                found.append((var, nodes))
+                if _row_index(client) and i == 0:   # one row: C(J)[i]
+                    reader, path = client.outputs[0], nodes + [client]
+            if all(reader is not v for v, _ in found):
+                found.append((reader, path))
     return scan, other, sizes
 
 
@@ -253,16 +268,15 @@ def _switch_rows(var, nodes, src, which):
     """``switch(C(M), f(C(P)...), v)`` for ``var = C(J)``: J's rows made from P's (outside a
     loop), with ``f`` the elementwise expression of J's rows after the fill; without the
     switch when `which` says the rows are all P's ("rows") or all fill ("fill", n rows)."""
-    v, k, expr, views, fill = src
     if which[0] == "fill":
         rows = [] if nodes and _row_index(nodes[-1]) else \
             [TensorConstant(TensorType("int64", ()), np.int64(which[1]))]
-        return Alloc()(v, *rows, *fill.owner.inputs[2:])
-    rows = _expr_on(expr, {view: _apply(nodes, p) for view, p in views.items()})
+        return Alloc()(src.v, *rows, *src.fill.owner.inputs[2:])
+    rows = _expr_on(src.expr, {view: _apply(nodes, p) for view, p in src.views.items()})
     if which[0] == "rows":
         return rows
-    m_rows = _apply(nodes, _mask(k, next(iter(views.values()))))
-    return switch(shape_padright(m_rows, var.ndim - 1), rows, v)
+    m_rows = _apply(nodes, _mask(src.k, src.p))
+    return switch(shape_padright(m_rows, var.ndim - 1), rows, src.v)
 
 
 def _expr_on(expr, mapping):
@@ -284,8 +298,8 @@ def _mask(k, p):
 def _which_rows(fgraph, nodes, src):
     """("rows",) when the slices `nodes` pick only rows of J at or after the fill (P's rows),
     ("fill", n) when they pick n (a constant) fill rows only, ("mixed",) when unproved."""
-    k, views = src[1], src[3]
-    length = lin_length(fgraph, next(iter(views.values())), 0)
+    k = src.k
+    length = lin_length(fgraph, src.p, 0)
     if length is None:
         return ("mixed",)
     forms = _Forms(length, k)
@@ -334,10 +348,10 @@ class _Forms:
             if _row_index(node):   # the last of the chain: one row
                 index = node.op.idx_list[0]
                 i = _lin(fgraph, node.inputs[1] if index == SCALAR else index)
-                after = _add_lin(i, one) if self.ge(i, zero) else None
+                after = lin_add(i, one) if self.ge(i, zero) else None
                 if after is None or not self.ge(size, after):
                     return None
-                span = ((_add_lin(lo, i), _add_lin(lo, after)) if not backwards
+                span = ((lin_add(lo, i), lin_add(lo, after)) if not backwards
                         else (_sub(hi, after), _sub(hi, i)))
                 return None if None in span else span
             start, stop, step = _slice_parts(node)
@@ -361,7 +375,7 @@ class _Forms:
                 b = a                       # empty
             elif not self.ge(b, a):
                 return None
-            lo, hi = ((_add_lin(lo, a), _add_lin(lo, b)) if not backwards
+            lo, hi = ((lin_add(lo, a), lin_add(lo, b)) if not backwards
                       else (_sub(hi, b), _sub(hi, a)))
             if lo is None or hi is None:
                 return None
@@ -369,12 +383,6 @@ class _Forms:
 
     def _min(self, a, b):
         return a if self.ge(b, a) else b if self.ge(a, b) else None
-
-
-def _add_lin(a, b):
-    if a is None or b is None or (a[0] is not None and b[0] is not None):
-        return None
-    return (a[0] if a[0] is not None else b[0], a[1] + b[1])
 
 
 def _sub(a, b):
@@ -389,7 +397,7 @@ def _rewrite_seq(args, k, nodes, src, which):
     """Sequence `k` (J seen through `nodes`) becomes the sequences of P's rows (the first in
     its place) and of the mask (none when `which` proves the rows all P's); returns (old
     inner row, its value in the step) or None."""
-    v, kk, expr, views, _ = src
+    v, kk, expr, views = src.v, src.k, src.expr, src.views
     old = args.inner_in_seqs[k]
     inner, first = {}, True
     for p in dict.fromkeys(views.values()):
@@ -405,7 +413,7 @@ def _rewrite_seq(args, k, nodes, src, which):
     if which[0] == "rows":
         new = _expr_on(expr, mapping)
     else:
-        mask = args.add_seq(_apply(nodes, _mask(kk, next(iter(views.values())))))
+        mask = args.add_seq(_apply(nodes, _mask(kk, src.p)))
         new = switch(mask, _expr_on(expr, mapping), _inner_value(args, v))
     return (old, new) if can_replace(old, new) else None
 
@@ -416,7 +424,7 @@ def _rewrite_reader(fgraph, args, var, nodes, src, mapping):
     which = _which_rows(fgraph, nodes, src)
     for j, outer in enumerate(list(args.outer_in_seqs)):
         if outer is var:
-            pair = _rewrite_seq(args, j, nodes, src, which if which[0] == "rows" else ("mixed",))
+            pair = _rewrite_seq(args, j, nodes, src, which)
             if pair is None:
                 return False
             mapping[pair[0]] = pair[1]
@@ -466,7 +474,7 @@ def scan_read_through_join(fgraph, node):
             if not can_replace(var, outside[var]):
                 return None
         for size in readers[2]:   # J's rows have P's shape (_zeros_then_rows proved it)
-            outside[size.outputs[0]] = shape_i(next(iter(src[3].values())), size.op.i)
+            outside[size.outputs[0]] = shape_i(src.p, size.op.i)
         done = True
     if not done:
         return None

@@ -54,7 +54,8 @@ _DEPTH = 40
 
 # -- linear forms of lengths -------------------------------------------------------
 
-def _add(a, b):
+def lin_add(a, b):
+    """The sum of two linear forms, or None (two bases, or an unknown operand)."""
     if a is None or b is None:
         return None
     if a[0] is not None and b[0] is not None:
@@ -101,7 +102,7 @@ def lin_value(fgraph, s, depth=_DEPTH):
         if isinstance(op, Elemwise) and isinstance(op.scalar_op, Add):
             total = (None, 0)
             for i in node.inputs:
-                total = _add(total, lin_value(fgraph, i, depth - 1))
+                total = lin_add(total, lin_value(fgraph, i, depth - 1))
             if total is not None:
                 return total
         if isinstance(op, Elemwise) and isinstance(op.scalar_op, Minimum):
@@ -259,7 +260,7 @@ def inc_of_zeros_as_join(fgraph, node):
         return None
     dims = alloc.inputs[1:]
     rows = lin_value(fgraph, dims[0])
-    if rows is None or _add(lin_length(fgraph, y, 0), (None, int(k))) != rows:
+    if rows is None or lin_add(lin_length(fgraph, y, 0), (None, int(k))) != rows:
         return None
     if stop is not None and _part(fgraph, stop, _DEPTH) != rows:
         return None                       # the region must run to the end
