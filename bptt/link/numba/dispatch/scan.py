@@ -25,7 +25,7 @@ from ....scan.op import Scan
 from ....scan.rewriting.inplace import nit_sot_aliases_row
 from ....scan.rewriting.seq_buffer import buffer_aliases_row
 from ....tensor.basic import MakeVector
-from ....tensor.shape import Shape_i
+from ....tensor.shape import Shape_i, SumTo
 from ..errors import template
 from ..registry import Kernel, np_dtype, numba_funcify
 
@@ -78,7 +78,9 @@ def _emit_checks(w, op):
         w(2, _fail(f"{label}: nit_sot {k} has a negative length ", f"nitlen{k}", ""))
 
 
-def _emit_alloc(w, op, node):
+def _emit_alloc(w, op, node, dims):
+    """State buffers, and nit_sot rows: before the loop where `dims` has their row shape,
+    else at the first step."""
     info = op.info
     for s, b in enumerate(info.buffers):
         if b.kind == "mit_mot":
@@ -95,11 +97,10 @@ def _emit_alloc(w, op, node):
         o = info.inner_out_nit_sot[k]
         t = op.inner_outputs[o].type
         w(1, f"rows{k} = imin(nitlen{k}, n)")
-        if t.ndim == 0 or None not in t.shape:
-            _emit_nit_rows(w, op, k, 1, repr(tuple(t.shape)),
-                           f"nit{k} = alloc_empty((rows{k},) + {tuple(t.shape)!r}, "
-                           f"{np_dtype(t.dtype)})")
-            w(1, f"nit{k}_ready = True")
+        if k in dims:
+            row = "".join(f"{d}, " for d in dims[k])
+            _emit_nit_rows(w, op, k, 1, f"({row})",
+                           f"nit{k} = alloc_empty((rows{k}, {row}), {np_dtype(t.dtype)})")
         else:
             # The row shape is known only after the first step: allocate then.
             w(1, f"nit{k} = alloc_empty((0,) * {t.ndim + 1}, {np_dtype(t.dtype)})")
@@ -158,7 +159,7 @@ def _buffer_row(b, s, off):
     return f"({row}) % buf{s}.shape[0]" if b.ring else row
 
 
-def _emit_step(w, op, step_fn, depth):
+def _emit_step(w, op, step_fn, depth, dims):
     info = op.info
     _emit_product_chunk(w, op, depth)
     args = _step_args(info, "seq{k}[t]", "buf{s}[{row}]", "state{k}",
@@ -168,13 +169,12 @@ def _emit_step(w, op, step_fn, depth):
         for o, off in zip(b.inner_outputs, b.out_offsets):
             _emit_write(w, op, depth, f"buf{s}", _buffer_row(b, s, off), o,
                         copy=buffer_aliases_row(op, s))
-    _emit_chunk_step(w, op, depth)
+    _emit_chunk_step(w, op, depth, dims)
     for k, o in enumerate(info.inner_out_nit_sot):
         if info.nit_sot_sum(k) is not None:
             continue
-        nd = op.inner_outputs[o].type.ndim
         w(depth, f"if rows{k} > 0:")
-        if nd and None in op.inner_outputs[o].type.shape:
+        if k not in dims:
             w(depth + 1, f"if not nit{k}_ready:")
             _emit_nit_rows(w, op, k, depth + 2, f"out[{o}].shape",
                            f"nit{k} = alloc_empty((rows{k},) + out[{o}].shape, nit{k}.dtype)")
@@ -230,20 +230,20 @@ def _emit_nit_rows(w, op, k, depth, row_shape, alloc):
     w(depth + 1, alloc)
 
 
-def _emit_loop(w, op, step_fn):
+def _emit_loop(w, op, step_fn, dims):
     info = op.info
     if info.as_while:
         w(1, "t = 0")
         w(1, "executed = n")
         w(1, "while t < n:")
-        _emit_step(w, op, step_fn, 2)
+        _emit_step(w, op, step_fn, 2, dims)
         w(2, f"if out[{info.inner_out_until}]:")
         w(3, "executed = t + 1")
         w(3, "break")
         w(2, "t += 1")
     else:
         w(1, "for t in range(n):")
-        _emit_step(w, op, step_fn, 2)
+        _emit_step(w, op, step_fn, 2, dims)
         w(1, "executed = n")
 
 
@@ -260,22 +260,30 @@ def _emit_profile_stop(w, op):
         w(2, f"scan_profile_record({op.profile.key}, executed, t_start)")
 
 
-def _emit_zero_step_rows(w, op, ctx):
-    """Row shapes of nit_sots whose shape is only known after a step, for n == 0.
+def _static_dims(op):
+    """{nit_sot: [its row sizes as source]} for the nit_sots whose type knows their row shape."""
+    dims = {}
+    for k, o in enumerate(op.info.inner_out_nit_sot):
+        shape = op.inner_outputs[o].type.shape
+        if None not in shape:
+            dims[k] = [str(d) for d in shape]
+    return dims
 
-    The shape graph is written inline under ``if n == 0`` (scalar code): as a
-    function of its own it cost a numba compilation (~0.4 s) for a branch that
-    rarely runs. Its inputs are the step's inputs, with a zero row for each
-    sequence (which may have no rows). A size of an input is read from the outer
-    array's shape, without making the row, and a shape vector read only here is
-    not built: its elements are used (together about 0.3 s of compile time on the
-    RNN gradient).
+
+def _row_shapes(op, ctx, pending, zero_rows):
+    """(statements, {nit_sot: [its row sizes as source]}) for the nit_sots `pending`, whose
+    row shape is known only from the step's inputs: the step's shape program
+    (`Scan._row_shape_program`) written inline as scalar code.
+
+    A size of an input is read from the outer array's shape, without making the row,
+    and a shape vector read only here is not built: its elements are used (as a
+    function of its own the program cost a numba compilation, ~0.4 s; its vectors
+    another ~0.3 s on the RNN gradient). An input whose value the program reads is
+    bound to step 0's (an initial row, a shared or non-sequence value) or, for a
+    sequence's row, to a zero row when `zero_rows` (the n == 0 branch: the sequence may
+    have no row); without `zero_rows` such a program returns None.
     """
     info = op.info
-    pending = [k for k, o in enumerate(info.inner_out_nit_sot)
-               if op.inner_outputs[o].type.ndim and None in op.inner_outputs[o].type.shape]
-    if not pending:
-        return
     program = op._row_shape_program()
     outputs = [program.outputs[info.inner_out_nit_sot[k]] for k in pending]
     args = _step_arg_list(info, "alloc_zeros((1,) + seq{k}.shape[1:], seq{k}.dtype)[0]",
@@ -285,21 +293,23 @@ def _emit_zero_step_rows(w, op, ctx):
                            "shared{k}.shape[{{d}}]", "(seq{k}.shape[1], ns{w}.shape[1])[{{d}}]")
     for k, i in enumerate(info.inner_in_non_seqs):
         sizes[i] = f"ns{k}.shape[{{d}}]"
-    w(1, "if n == 0:")
+    rows = set(info.inner_in_seqs)
     position = {v: i for i, v in enumerate(program.inputs)}
     nodes = toposort(outputs, blockers=program.inputs)
     read = {v for node in nodes for v in node.inputs}
-    names, elements = {}, {}
+    names, elements, lines = {}, {}, []
     for node in nodes:
         if isinstance(node.op, Shape_i) and node.inputs[0] in position:
             names[node.outputs[0]] = f"rs_v{len(names)}"
             size = sizes[position[node.inputs[0]]].format(d=node.op.i)
-            w(2, f"{names[node.outputs[0]]} = {size}")   # an intp
+            lines.append(f"{names[node.outputs[0]]} = {size}")   # an intp
             continue
         for v in node.inputs:
             if v in position and v not in names:   # bind the inputs the shapes read
+                if position[v] in rows and not zero_rows:
+                    return None
                 names[v] = f"rs_i{position[v]}"
-                w(2, f"{names[v]} = {args[position[v]]}")
+                lines.append(f"{names[v]} = {args[position[v]]}")
         refs = [names[v] if v in names else ctx._ref(v, names) for v in node.inputs]
         if isinstance(node.op, MakeVector) and node.outputs[0] not in read:
             elements[node.outputs[0]] = refs
@@ -308,23 +318,34 @@ def _emit_zero_step_rows(w, op, ctx):
         for v in node.outputs:
             names[v] = f"rs_v{len(names)}"
             outs.append(names[v])
-        for line in ctx._emit(node, refs, outs).split("\n"):
-            w(2, line)
-
-    def dim(out, d):
-        return elements[out][d] if out in elements else f"{names[out]}[{d}]"
-
+        lines += ctx._emit(node, refs, outs).split("\n")
+    dims = {}
     for k, out in zip(pending, outputs):
         nd = op.inner_outputs[info.inner_out_nit_sot[k]].type.ndim
-        dims = "".join(f"{dim(out, d)}, " for d in range(nd))
+        dims[k] = elements[out] if out in elements else \
+            [f"{names[out] if out in names else ctx._ref(out, names)}[{d}]" for d in range(nd)]
+    return lines, dims
+
+
+def _emit_zero_step_rows(w, op, ctx, pending):
+    """The nit_sots `pending`, allocated at the first step, when no step runs: zero rows of
+    the shape the step's inputs give (`_row_shapes` with zero rows), and zero sums."""
+    if not pending:
+        return
+    info = op.info
+    lines, dims = _row_shapes(op, ctx, pending, zero_rows=True)
+    w(1, "if n == 0:")
+    for line in lines:
+        w(2, line)
+    for k in pending:
         summed = info.nit_sot_sum(k)
         if info.nit_sot_row_sum(k):   # no step: the sum is zeros (H,)
-            w(2, f"sum{k} = alloc_zeros(({dim(out, 1)},), sum{k}.dtype)")
-            continue
-        if summed is not None:   # no step: the sum is zeros (In, H)
-            w(2, f"sum{k} = alloc_zeros((seq{summed[0]}.shape[2], {dim(out, 1)}), sum{k}.dtype)")
-            continue
-        w(2, f"nit{k} = alloc_empty((0, {dims}), nit{k}.dtype)")
+            w(2, f"sum{k} = alloc_zeros(({dims[k][1]},), sum{k}.dtype)")
+        elif summed is not None:   # no step: the sum is zeros (In, H)
+            w(2, f"sum{k} = alloc_zeros((seq{summed[0]}.shape[2], {dims[k][1]}), sum{k}.dtype)")
+        else:
+            w(2, f"nit{k} = alloc_empty((0, {''.join(f'{d}, ' for d in dims[k])}), "
+                 f"nit{k}.dtype)")
 
 
 def _emit_results(w, op):
@@ -392,69 +413,99 @@ def _chunk_home(op, ks):
 
 
 def _chunk_alias(op, groups, g):
-    """Whether group `g` may read group 0's rows: dU's and dW's SumTo of one value (no-ops
-    unless a batch broadcast) return the same array (checked at run time)."""
+    """Whether group `g` may read group 0's rows: both step values are one value summed
+    to a shape (dU's and dW's SumTo of dpre; no-ops unless a batch broadcast), equal
+    wherever their shapes are."""
+    def summed_from(v):
+        return v.owner.inputs[0] if v.owner is not None and isinstance(v.owner.op, SumTo) else v
+
     (o, rows), _ = groups[g]
     (o0, rows0), _ = groups[0]
-    t, t0 = op.inner_outputs[o].type, op.inner_outputs[o0].type
-    return g > 0 and rows == rows0 and t.dtype == t0.dtype and t.ndim == t0.ndim
+    v, v0 = op.inner_outputs[o], op.inner_outputs[o0]
+    return (g > 0 and rows == rows0 and v.type.dtype == v0.type.dtype
+            and v.type.ndim == v0.type.ndim and summed_from(v) is summed_from(v0))
 
 
-# Per group g:  stg{g}  its staging rows;  ck{g}_y, ck{g}_k, ck{g}_home  the rows its sums
-# read (stg{g}, its home sequence or group 0's), the chunk's steps, whether ck{g}_y is
-# indexed by step (a sequence) rather than staged.
-def _emit_chunk_alloc(w, op):
+def _chunk_dims(op, dims):
+    """{group: the row sizes of its step value} if every group's are known before the loop
+    (`_row_shapes`), else None (the groups are set up at the first step)."""
+    found = {}
+    for g, (_, ks) in enumerate(_chunk_groups(op)):
+        if ks[0] not in dims:
+            return None
+        found[g] = dims[ks[0]]
+    return found
+
+
+# Per group g:  ck{g}_y, ck{g}_k, ck{g}_home  the rows its sums read (its own staging rows,
+# its home sequence or group 0's), the chunk's steps, whether ck{g}_y is indexed by step (a
+# sequence) rather than staged; stg{g}_home, stg{g}_alias  which of those it is. Set up
+# before the loop where the step values' shapes are known there (`_chunk_dims`), else at
+# the first step from the values themselves: arrays assigned in the loop cost numba about
+# 0.15 s of compile time per group (the RNN gradient's backward loop 1.17 -> 0.75 s).
+def _emit_chunk_alloc(w, op, dims):
     info = op.info
     groups = _chunk_groups(op)
     seqs = [info.nit_sot_sum(k)[0] for _, ks in groups for k in ks if not info.nit_sot_row_sum(k)]
     if groups:   # column sums read the rows in any order
         w(1, f"ck_rev = seq{seqs[0]}.strides[0] < 0" if seqs else "ck_rev = False")
-    for g, ((o, _), ks) in enumerate(groups):
-        t = op.inner_outputs[o].type
-        dt = np_dtype(t.dtype)
-        w(1, f"stg{g} = alloc_empty((0, 0, 0), {dt})")
-        w(1, f"ck{g}_y, ck{g}_k, ck{g}_home = stg{g}, 1, False")
-        if _chunk_home(op, ks) is not None:
-            w(1, f"stg{g}_home = False")
-        if _chunk_alias(op, groups, g):
-            w(1, f"stg{g}_alias = False")
+    known = _chunk_dims(op, dims)
+    for g, ((o, rows), ks) in enumerate(groups):
+        dt = np_dtype(op.inner_outputs[o].type.dtype)
+        home, alias = _chunk_home(op, ks), _chunk_alias(op, groups, g)
+        if known is None:
+            w(1, f"ck{g}_y, ck{g}_k, ck{g}_home = alloc_empty((0, 0, 0), {dt}), 1, False")
+            if home is not None:
+                w(1, f"stg{g}_home = False")
+            if alias:
+                w(1, f"stg{g}_alias = False")
+            for k in ks:
+                w(1, f"sum{k} = alloc_zeros({'(0,)' if info.nit_sot_row_sum(k) else '(0, 0)'}, "
+                     f"{dt})")
+            continue
+        d = known[g]
+        w(1, f"ck{g}_k = imax(1, imin(n, -(-{rows} // imax({d[0]}, 1))))")
+        if alias:
+            w(1, f"stg{g}_alias = " + " and ".join(f"{a} == {b}" for a, b in zip(d, known[0])))
+        if home is not None:
+            j = home[1]
+            w(1, f"stg{g}_home = {f'not stg{g}_alias and ' if alias else ''}n > 0 and "
+                 + " and ".join(f"seq{j}.shape[{i + 1}] == {a}" for i, a in enumerate(d))
+                 + f" and is_c_contiguous(seq{j}[0])")
+        _emit_chunk_rows(w, op, 1, g, o, home, alias,
+                         f"alloc_empty((ck{g}_k, {''.join(f'{a}, ' for a in d)}), {dt})")
         for k in ks:
-            cols = "0" if t.shape[-1] is None else str(t.shape[-1])
-            rows = "0" if t.shape[-1] is None else f"seq{info.nit_sot_sum(k)[0]}.shape[2]"
-            shape = f"({cols},)" if info.nit_sot_row_sum(k) else f"({rows}, {cols})"
-            w(1, f"sum{k} = alloc_zeros({shape}, {dt})")
+            w(1, f"sum{k} = alloc_zeros(({_sum_rows(info, k)}{d[1]},), {dt})")
 
 
-def _emit_chunk_step(w, op, d):
+def _sum_rows(info, k):
+    """The leading size of summed nit_sot k's sum: none for a row sum, else In (its
+    sequence's columns), as source ending in ', '."""
+    return "" if info.nit_sot_row_sum(k) else f"seq{info.nit_sot_sum(k)[0]}.shape[2], "
+
+
+def _emit_chunk_rows(w, op, d, g, o, home, alias, staging):
+    """Group g's rows: its home sequence's, group 0's, or new `staging` rows."""
+    if home is not None:
+        w(d, f"if stg{g}_home:")
+        w(d + 1, f"ck{g}_y, ck{g}_home = seq{home[1]}, True")
+    if alias:
+        w(d, f"{'el' if home is not None else ''}if stg{g}_alias:")
+        w(d + 1, f"ck{g}_y, ck{g}_k, ck{g}_home = ck0_y, ck0_k, ck0_home")
+    if home is not None or alias:
+        w(d, "else:")
+    w(d + (home is not None or alias), f"ck{g}_y, ck{g}_home = {staging}, False")
+
+
+def _emit_chunk_step(w, op, d, dims):
     info = op.info
     groups = _chunk_groups(op)
+    known = _chunk_dims(op, dims)
     for g, ((o, rows), ks) in enumerate(groups):
         home = _chunk_home(op, ks)
         alias = _chunk_alias(op, groups, g)
-        w(d, "if t == 0:")   # K steps of out's rows: K * rows_of(out) >= `rows`
-        w(d + 1, f"ck{g}_k = imax(1, imin(n, -(-{rows} // imax(out[{o}].shape[0], 1))))")
-        if alias:
-            o0 = groups[0][0][0]
-            w(d + 1, f"stg{g}_alias = same_view(out[{o}], out[{o0}])")
-        if home is not None:
-            # the rewrite proved row t of the sequence is read by step t only (inplace.py)
-            w(d + 1, f"stg{g}_home = {f'not stg{g}_alias and ' if alias else ''}"
-                     f"fits_rows(seq{home[1]}, out[{o}]) and is_c_contiguous(seq{home[1]}[0])")
-        # the sums read the home sequence's rows, group 0's, or new staging rows
-        if home is not None:
-            w(d + 1, f"if stg{g}_home:")
-            w(d + 2, f"ck{g}_y, ck{g}_home = seq{home[1]}, True")
-        if alias:
-            w(d + 1, f"{'el' if home is not None else ''}if stg{g}_alias:")
-            w(d + 2, f"ck{g}_y, ck{g}_k, ck{g}_home = ck0_y, ck0_k, ck0_home")
-        if home is not None or alias:
-            w(d + 1, "else:")
-        inner = d + 1 + (home is not None or alias)
-        w(inner, f"stg{g} = alloc_empty((ck{g}_k,) + out[{o}].shape, stg{g}.dtype)")
-        w(inner, f"ck{g}_y = stg{g}")
-        for k in ks:
-            rows = "" if info.nit_sot_row_sum(k) else f"seq{info.nit_sot_sum(k)[0]}.shape[2], "
-            w(d + 1, f"sum{k} = alloc_zeros(({rows}out[{o}].shape[1],), sum{k}.dtype)")
+        if known is None:
+            _emit_chunk_first_step(w, op, d, g, o, rows, ks, home, alias, groups)
         # the step's row goes to its home sequence, to group 0's rows (nothing to do), or
         # to this group's staging rows
         if home is not None:
@@ -465,10 +516,10 @@ def _emit_chunk_step(w, op, d):
         elif alias:
             w(d, f"if not stg{g}_alias:")
         staged = d + (home is not None or alias)
-        w(staged, f"if not chunk_stage_call(stg{g}, out[{o}], t, ck_rev):")
+        w(staged, f"if not chunk_stage_call(ck{g}_y, out[{o}], t, ck_rev):")
         w(staged + 1, _fail(f"{op.info.label}: at step ", "t", f", {op.label_of_output(o)} has "
                             "shape ", f"out[{o}].shape", ", but the rows it is stored in have "
-                            "shape ", f"stg{g}.shape[1:]",
+                            "shape ", f"ck{g}_y.shape[1:]",
                             "; the step function must return the same shape at every step"))
         # Only a chunk's last step calls: a call per step and sum, passing arrays, cost
         # rnn-small (B = 1, H = 16) about 160 ns per step.
@@ -479,6 +530,23 @@ def _emit_chunk_step(w, op, d):
                 continue
             w(d + 1, f"chunk_product_call(sum{k}, seq{info.nit_sot_sum(k)[0]}, ck{g}_y, t, "
                      f"ck{g}_k, ck{g}_home, ck_rev)")
+
+
+def _emit_chunk_first_step(w, op, d, g, o, rows, ks, home, alias, groups):
+    """Group g set up from the first step's value (its shape is known only then)."""
+    w(d, "if t == 0:")   # K steps of out's rows: K * rows_of(out) >= `rows`
+    w(d + 1, f"ck{g}_k = imax(1, imin(n, -(-{rows} // imax(out[{o}].shape[0], 1))))")
+    if alias:
+        w(d + 1, f"stg{g}_alias = same_view(out[{o}], out[{groups[0][0][0]}])")
+    if home is not None:
+        # the rewrite proved row t of the sequence is read by step t only (inplace.py)
+        w(d + 1, f"stg{g}_home = {f'not stg{g}_alias and ' if alias else ''}"
+                 f"fits_rows(seq{home[1]}, out[{o}]) and is_c_contiguous(seq{home[1]}[0])")
+    _emit_chunk_rows(w, op, d + 1, g, o, home, alias,
+                     f"alloc_empty((ck{g}_k,) + out[{o}].shape, ck{g}_y.dtype)")
+    for k in ks:
+        w(d + 1, f"sum{k} = alloc_zeros(({_sum_rows(op.info, k)}out[{o}].shape[1],), "
+                 f"sum{k}.dtype)")
 
 
 # -- sequences read as seq[t] @ W (ScanInfo.seq_products; bptt/scan/rewriting/product_seqs.py) --
@@ -518,12 +586,22 @@ def _scan(op, node, ctx):
     w = _Writer()
     w(0, "def {name}(" + ", ".join(_params(op.info)) + "):")
     _emit_checks(w, op)
-    _emit_alloc(w, op, node)
-    _emit_chunk_alloc(w, op)
+    # Row shapes of nit_sots known before the loop: their rows are allocated there (and
+    # zero steps need no branch of their own); the others' at the first step.
+    dims = _static_dims(op)
+    pending = [k for k in range(op.info.n_nit_sot) if k not in dims]
+    found = _row_shapes(op, ctx, pending, zero_rows=False) if pending else None
+    if found is not None:
+        for line in found[0]:
+            w(1, line)
+        dims.update(found[1])
+        pending = []
+    _emit_alloc(w, op, node, dims)
+    _emit_chunk_alloc(w, op, dims)
     _emit_product_alloc(w, op)
     _emit_profile_start(w, op)
-    _emit_loop(w, op, step_fn)
+    _emit_loop(w, op, step_fn, dims)
     _emit_profile_stop(w, op)
-    _emit_zero_step_rows(w, op, ctx)
+    _emit_zero_step_rows(w, op, ctx, pending)
     _emit_results(w, op)
     return Kernel("\n".join(w.lines) + "\n", "scan", separate=True)
