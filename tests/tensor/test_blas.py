@@ -121,8 +121,10 @@ def test_rewritten_graph_equal_values_py_numba(dtype, seed, m, k, n):
     z, x, y, a = (T.matrix("z", dtype=dtype), T.matrix("x", dtype=dtype),
                   T.matrix("y", dtype=dtype), T.scalar("a", dtype=dtype))
     b = T.vector("b", dtype=dtype)
+    # (the last output's add is the graph's: a Gemm out of place; the tanh of the fourth
+    # adds b in its loop, test_no_gemm_that_would_copy_z_for_an_elementwise_reader)
     outs = [z + T.dot(x, y), z - T.dot(x.T.T, y), T.exp(z) + a * T.dot(x, y),
-            T.tanh(T.dot(x, y) + b), T.dot(x, y) + T.dot(T.exp(x), y) + b]
+            T.tanh(T.dot(x, y) + b), T.dot(x, y) + T.dot(T.exp(x), y)]
     rng = np.random.default_rng(seed)
     vals = [rng.standard_normal(s).astype(dtype) for s in [(m, n), (m, k), (k, n), (), (n,)]]
     fn = {md: bptt.function([z, x, y, a, b], outs, mode=md) for md in ("PY", "NUMBA")}
@@ -133,6 +135,41 @@ def test_rewritten_graph_equal_values_py_numba(dtype, seed, m, k, n):
     for r_py, r_nb, r_plain in zip(got["PY"], got["NUMBA"], plain(*vals)):
         assert_same(r_nb, r_py, scale=1 + k)
         assert_same(r_plain, r_py, scale=1 + k)
+
+
+def test_no_gemm_that_would_copy_z_for_an_elementwise_reader():
+    """``tanh(z + dot(x, y))`` with z an input stays dot + add, and the add joins the tanh
+    loop (a Gemm would copy z first); with z computed here and read once it is a Gemm in
+    place; with no elementwise reader (an output) it is a Gemm whatever z is."""
+    z, x, y, b = T.matrix("z"), T.matrix("x"), T.matrix("y"), T.vector("b")
+    cases = {"input z, tanh reader": ([T.tanh(z + T.dot(x, y))], []),
+             "row z, tanh reader": ([T.tanh(T.dot(x, y) + b)], []),
+             "z read twice, tanh reader": ([T.tanh(T.exp(z) + T.dot(x, y)), T.exp(z)], []),
+             "fresh z, tanh reader": ([T.tanh(T.exp(z) + T.dot(x, y))], [Gemm(True)]),
+             "input z, an output": ([z + T.dot(x, y)], [Gemm(False)])}
+    for what, (outs, gemms) in cases.items():
+        f = bptt.function([z, x, y, b], outs, mode="PY", on_unused_input="ignore")
+        found = [n.op for n in f.fgraph.toposort() if isinstance(n.op, Gemm)]
+        assert found == gemms, what
+        if not gemms:
+            dot = next(n for n in f.fgraph.toposort() if isinstance(n.op, Dot))
+            (reader, _), = f.fgraph.clients[dot.outputs[0]]
+            assert reader.outputs[0] is f.fgraph.outputs[0], what    # fused: one loop
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(seed=st.integers(0, 2 ** 16), m=st.integers(1, 4), k=st.integers(0, 4),
+       n=st.integers(1, 4), z_rows=st.sampled_from([1, None]))
+def test_dot_added_in_the_elementwise_loop_matches_numpy(dtype, seed, m, k, n, z_rows):
+    z, x, y = T.matrix("z", dtype=dtype), T.matrix("x", dtype=dtype), T.matrix("y", dtype=dtype)
+    out = T.tanh(z + T.dot(x, y)) * 2
+    rng = np.random.default_rng(seed)
+    vals = [rng.standard_normal(s).astype(dtype) for s in [(z_rows or m, n), (m, k), (k, n)]]
+    want = np.tanh(vals[0] + vals[1] @ vals[2]) * 2
+    for mode in ("PY", "NUMBA"):
+        f = bptt.function([z, x, y], out, mode=mode)
+        assert not [nd for nd in f.fgraph.toposort() if isinstance(nd.op, Gemm)]
+        assert_same(f(*vals), want.astype(dtype), scale=1 + k)
 
 
 def test_compiled_graph_uses_gemm_in_place():
@@ -245,13 +282,16 @@ def test_rnn_scan_gradient_with_gemm_in_steps():
     f = bptt.function([X, h0, W, U], outs, mode="NUMBA")
     for got, want in zip(f(*vals), ref):
         assert_same(got, want, scale=10)
-    # The forward step multiplies by W through one Gemm (x @ U + h @ W); the backward step's
-    # carried cotangent is dpre @ W.T alone (save-mem's pre-add form: the loss row is added
-    # to it in the next step's elementwise loop), one Dot. The products by U run outside the
-    # steps (ProductRows, chunked sums), so the check is per step.
+    # Each step multiplies by W through one Dot. The forward step's x @ U row is a sequence
+    # row it cannot overwrite: a Gemm would copy it, so the tanh loop adds it instead (no
+    # Gemm). The backward step's carried cotangent is dpre @ W.T alone (save-mem's pre-add
+    # form: the loss row is added to it in the next step's elementwise loop). The products by
+    # U run outside the steps (ProductRows, chunked sums), so the check is per step.
     scans = [n.op for n in f.fgraph.toposort() if isinstance(n.op, Scan)]
     assert len(scans) == 2
-    for op, kind in zip(scans, (Gemm, Dot)):
+    for op in scans:
         inner = toposort(op.inner_outputs, blockers=op.inner_inputs)
         products = [n.op for n in inner if isinstance(n.op, (Gemm, Dot))]
-        assert len(products) == 1 and isinstance(products[0], kind), op.info.label
+        assert len(products) == 1 and isinstance(products[0], Dot), op.info.label
+    forward = toposort(scans[0].inner_outputs, blockers=scans[0].inner_inputs)
+    assert len(forward) == 2     # the Dot, and one elementwise loop: tanh(x_t @ U + h @ W)

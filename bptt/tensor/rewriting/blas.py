@@ -10,6 +10,14 @@ terms is a matrix product used nowhere else::
 where ``z...`` are the other terms (added together first if several). The
 product then needs no temporary of its own.
 
+Not when the add is read only by an elementwise op and no Gemm could write into
+z's buffer (z an input, a step's sequence row, a value read elsewhere): that Gemm
+would copy z into a new buffer and add the product there, and the elementwise
+loop would then read it again. Left as ``z + dot(x, y)``, fusion makes the add
+part of that loop, which reads z once and writes into the product's buffer (the
+forward RNN step ``tanh(xU_t + h @ W + b)``: one pass over B x H fewer per step, and
+no out-of-place gemm to compile).
+
 `gemm_inplace` runs after every other rewrite and sets ``inplace`` on a
 Gemm whose `z` is a matrix computed in this graph into a fresh buffer (by a
 Dot, a Gemm or an elementwise loop), read by nothing but this Gemm (not an
@@ -83,11 +91,25 @@ def gemm_from_add(fgraph, node):
         z = rest[0] if len(rest) == 1 else add(*rest)
         if z.dtype != out.dtype or z.ndim > 2:
             continue
+        if _feeds_elemwise(fgraph, out) and not _writable(fgraph, z, node):
+            return None   # the elementwise loop adds z as it reads the product: no copy of z
         alpha, x, y = found
         result = gemm_no_inplace(z, alpha, x, y, constant(1, dtype=out.dtype))
         if result.type == out.type:
             return [result]
     return None
+
+
+def _feeds_elemwise(fgraph, var):
+    """Whether `var`'s one reader is an elementwise op (which fusion will join it to)."""
+    clients = fgraph.clients.get(var, [])
+    return (len(clients) == 1 and var not in fgraph.outputs
+            and isinstance(getattr(clients[0][0], "op", None), Elemwise))
+
+
+def _writable(fgraph, z, reader):
+    """Whether a Gemm of `z` replacing `reader` could write into z's buffer (`gemm_inplace`)."""
+    return _fresh(z) and _only_reader(fgraph, z, reader)
 
 
 def _fresh(var):
