@@ -36,7 +36,8 @@ def _loop_functions(f):
     found = {}
     for chunk in chunks:
         name = re.search(r"scan '([^']+)'", chunk)
-        if chunk.startswith("def scan") and "for t in range(n)" in chunk and name:
+        if chunk.startswith("def scan") and ("for t in range(n)" in chunk
+                                             or "while t < n:" in chunk) and name:
             found[name.group(1)] = chunk
     return found
 
@@ -193,3 +194,73 @@ def test_a_shape_read_from_a_sequence_value_is_set_up_at_the_first_step():
             got = f(x, np.full(3, k), n_steps)
             assert got.shape == want.shape, (mode, n_steps, k)
             np.testing.assert_array_equal(got, want, err_msg=mode)
+
+
+# -- rings: the last rows of a state or nit_sot (save-mem) ------------------------------------
+def _ring_scan(k, with_until):
+    """h_t = h_{t-1} + x_t (a state) and y_t = 2 h_t (a nit_sot), of which the graph reads
+    the last k rows only (save-mem keeps rings); with `until`, stopping after the step whose
+    h exceeds `lim`."""
+    X, h0, n, lim = T.matrix("X"), T.vector("h0"), T.iscalar("n"), T.scalar("lim")
+
+    def step(x, h):
+        h_new = h + x
+        return ([h_new, 2 * h_new], bptt.until(h_new.sum() > lim)) if with_until \
+            else [h_new, 2 * h_new]
+
+    (hs, ys), _ = bptt.scan(step, sequences=X, outputs_info=[h0, None], n_steps=n, name="ring")
+    return [X, h0, n] + ([lim] if with_until else []), [hs[-k:], ys[-k:]]
+
+
+def _numpy_ring(x, h0, n, k, lim=None):
+    hs = []
+    h = h0
+    for t in range(n):
+        h = h + x[t]
+        hs.append(h)
+        if lim is not None and h.sum() > lim:
+            break
+    hs = np.array(hs).reshape(len(hs), len(h0))
+    return [hs[-k:], 2 * hs[-k:]]
+
+
+_RINGS = {}
+
+
+def _ring_functions(k, with_until):
+    if (k, with_until) not in _RINGS:
+        ins, outs = _ring_scan(k, with_until)
+        _RINGS[k, with_until] = {mode: bptt.function(ins, outs, mode=mode)
+                                 for mode in ("PY", "NUMBA")}
+    return _RINGS[k, with_until]
+
+
+def test_for_loop_rings_end_in_time_order():
+    """A for loop writes its rings from the offset that leaves them in time order: no
+    rotation after the loop (`ring_in_time_order_call`); a while loop rotates them."""
+    for k in (1, 3):
+        loop = _loop_functions(_ring_functions(k, False)["NUMBA"])["ring"]
+        assert "ring_in_time_order" not in loop and "% buf0.shape[0]" in loop, loop
+        loop = _loop_functions(_ring_functions(k, True)["NUMBA"])["ring"]
+        assert loop.count("ring_in_time_order_call(") == 2, loop
+    backward = _loop_functions(_compile(*_rnn(), "NUMBA"))["grad of rnn"]
+    assert "ring_in_time_order" not in backward
+
+
+@settings(deadline=None, max_examples=10)
+@given(with_until=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_rings_equal_numpy(with_until, seed):
+    """Every ring length 1..4 against every step count 0..7 (a ring ends in time order
+    whatever n is modulo its length)."""
+    rng = np.random.default_rng(seed)
+    x, h0 = rng.normal(size=(7, 2)), rng.normal(size=2)
+    lim = float(rng.normal(scale=3.0)) if with_until else None
+    for k in range(1, 5):
+        for n in range(8):
+            want = _numpy_ring(x, h0, n, k, lim)
+            for mode, f in _ring_functions(k, with_until).items():
+                got = f(x, h0, n, *([lim] if with_until else []))
+                for j, (g, e) in enumerate(zip(got, want)):
+                    assert g.shape == e.shape, (mode, k, n, j)
+                    np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12,
+                                               err_msg=f"{mode}, k {k}, n {n}, output {j}")

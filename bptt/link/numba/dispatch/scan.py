@@ -13,7 +13,8 @@ position comes from `ScanInfo`. The generated loop:
         out = step(...)
         check each row's shape (naming the step), write it in place
         [stop after the step whose condition is true]
-    trim buffers to the executed steps, unroll nit_sot ring buffers
+    trim buffers to the executed steps; rings (save-mem) are in time order
+    (a for loop writes them from an offset; a while loop rotates them)
 
 Values are numba scalars for 0-d rows and arrays otherwise, as everywhere in
 the generated code.
@@ -85,6 +86,12 @@ def _emit_alloc(w, op, node, dims):
     for s, b in enumerate(info.buffers):
         if b.kind == "mit_mot":
             w(1, f"buf{s} = c_copy(init{s})")
+        elif _ring_from_offset(info, s):
+            w(1, f"buf{s} = alloc_empty((imin({b.rows}, 1 + n),) + init{s}.shape[1:], "
+                 f"init{s}.dtype)")
+            # row j in slot (j + ro) % rows: row n, the last, in the last slot
+            w(1, f"ro{s} = (buf{s}.shape[0] - 1 - n % buf{s}.shape[0]) % buf{s}.shape[0]")
+            w(1, f"copy_into(buf{s}[ro{s}:ro{s} + 1], init{s}[:1])")
         else:
             # A ring (save-mem, b.rows) never holds more rows than the loop writes.
             rows = f"{b.extent} + n" if not b.ring else f"imin({b.rows}, {b.extent} + n)"
@@ -97,6 +104,8 @@ def _emit_alloc(w, op, node, dims):
         o = info.inner_out_nit_sot[k]
         t = op.inner_outputs[o].type
         w(1, f"rows{k} = imin(nitlen{k}, n)")
+        if not info.as_while:   # row t in slot (t + nro) % rows: the last row in the last slot
+            w(1, f"nro{k} = (rows{k} - n % rows{k}) % rows{k} if rows{k} > 0 else 0")
         if k in dims:
             row = "".join(f"{d}, " for d in dims[k])
             _emit_nit_rows(w, op, k, 1, f"({row})",
@@ -146,7 +155,7 @@ def _step_arg_list(info, seq_row, buffer_row, shared, product_row=None):
         args[i] = seq_row.format(k=k) if e is None else product_row.format(k=k, w=e[0])
     for s, b in enumerate(info.buffers):
         for i, off in zip(b.inner_inputs, b.in_offsets):
-            args[i] = buffer_row.format(s=s, off=off, row=_buffer_row(b, s, off))
+            args[i] = buffer_row.format(s=s, off=off, row=_buffer_row(info, s, off))
     for k, i in enumerate(info.inner_in_shared):
         args[i] = shared.format(k=k)
     for k, i in enumerate(info.inner_in_non_seqs):
@@ -154,9 +163,21 @@ def _step_arg_list(info, seq_row, buffer_row, shared, product_row=None):
     return args
 
 
-def _buffer_row(b, s, off):
+def _buffer_row(info, s, off):
+    if _ring_from_offset(info, s):
+        return f"(t + {off} + ro{s}) % buf{s}.shape[0]"
     row = f"t + {off}"
-    return f"({row}) % buf{s}.shape[0]" if b.ring else row
+    return f"({row}) % buf{s}.shape[0]" if info.buffers[s].ring else row
+
+
+# A ring buffer (save-mem) or nit_sot ring holds the last rows written, in slots modulo its
+# length. A for loop knows its last step, so it writes row j into slot (j + offset) % rows
+# with the offset that puts the last row in the last slot: the ring is in time order when
+# the loop ends. A while loop (until) rotates its rings after the loop
+# (`ring_in_time_order_call`), and so does a state ring with several initial rows.
+def _ring_from_offset(info, s):
+    b = info.buffers[s]
+    return b.ring and b.extent == 1 and not info.as_while and info.buffer_seq(s) is None
 
 
 def _emit_step(w, op, step_fn, depth, dims):
@@ -167,7 +188,7 @@ def _emit_step(w, op, step_fn, depth, dims):
     w(depth, f"out = {step_fn}({args})")
     for s, b in enumerate(info.buffers):
         for o, off in zip(b.inner_outputs, b.out_offsets):
-            _emit_write(w, op, depth, f"buf{s}", _buffer_row(b, s, off), o,
+            _emit_write(w, op, depth, f"buf{s}", _buffer_row(info, s, off), o,
                         copy=buffer_aliases_row(op, s))
     _emit_chunk_step(w, op, depth, dims)
     for k, o in enumerate(info.inner_out_nit_sot):
@@ -179,7 +200,8 @@ def _emit_step(w, op, step_fn, depth, dims):
             _emit_nit_rows(w, op, k, depth + 2, f"out[{o}].shape",
                            f"nit{k} = alloc_empty((rows{k},) + out[{o}].shape, nit{k}.dtype)")
             w(depth + 2, f"nit{k}_ready = True")
-        _emit_write(w, op, depth + 1, f"nit{k}", f"t % rows{k}", o,
+        row = f"t % rows{k}" if info.as_while else f"(t + nro{k}) % rows{k}"
+        _emit_write(w, op, depth + 1, f"nit{k}", row, o,
                     copy=nit_sot_aliases_row(op, k))
     for k, o in enumerate(info.inner_out_shared):
         w(depth, f"state{k} = out[{o}]")
@@ -352,7 +374,7 @@ def _emit_results(w, op):
     info = op.info
     outs = []
     for s, b in enumerate(info.buffers):
-        if b.ring:
+        if b.ring and not _ring_from_offset(info, s):
             _emit_in_time_order(w, f"buf{s}", f"{b.extent} + executed", f"buf{s}.shape[0]")
         outs.append(f"buf{s}" if b.kind == "mit_mot" or b.ring else f"buf{s}[:{b.extent} + executed]")
     for k in range(info.n_nit_sot):
@@ -360,7 +382,8 @@ def _emit_results(w, op):
             outs.append(f"sum{k}")
             continue
         if info.nit_sot_seq(k) is None:
-            _emit_in_time_order(w, f"nit{k}", "executed", f"rows{k}")
+            if info.as_while:
+                _emit_in_time_order(w, f"nit{k}", "executed", f"rows{k}")
         else:
             # Stored in its sequence: n rows (the rewrite proved length == n), never a ring.
             w(1, f"nit{k} = nit{k}[:executed]")
