@@ -264,3 +264,27 @@ def test_rings_equal_numpy(with_until, seed):
                     assert g.shape == e.shape, (mode, k, n, j)
                     np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12,
                                                err_msg=f"{mode}, k {k}, n {n}, output {j}")
+
+
+# -- a nit_sot's length ------------------------------------------------------------------------
+def test_a_nit_sot_length_is_checked_unless_it_is_n_steps(mode):
+    """A negative nit_sot length raises, naming the scan and the nit_sot; a length that is
+    n_steps itself is not checked again (n_steps is)."""
+    from bptt.scan import Scan, ScanInfo
+
+    x_t = T.dscalar("x_t")
+    info = ScanInfo(n_seqs=1, mit_mot_in_slices=(), mit_mot_out_slices=(), mit_sot_in_slices=(),
+                    n_sit_sot=0, n_nit_sot=1, n_shared_outs=0, n_non_seqs=0, name="lengths")
+    op = Scan([x_t], [2 * x_t], info)
+    x, n, length = T.dvector("x"), T.lscalar("n"), T.lscalar("length")
+    own = bptt.function([x, n, length], op(n, x, length), mode=mode)
+    np.testing.assert_array_equal(own(np.arange(4.0), 3, 2), [2.0, 4.0])   # the last 2 rows
+    with pytest.raises(ValueError, match="scan 'lengths': nit_sot 0 has a negative length -1"):
+        own(np.arange(4.0), 3, -1)
+    same = bptt.function([x, n], op(n, x, n), mode=mode)
+    np.testing.assert_array_equal(same(np.arange(4.0), 3), [0.0, 2.0, 4.0])
+    with pytest.raises(ValueError, match="n_steps is -1"):
+        same(np.arange(4.0), -1)
+    if mode == "NUMBA":
+        assert "negative length" in _loop_functions(own)["lengths"]
+        assert "negative length" not in _loop_functions(same)["lengths"]
