@@ -139,10 +139,13 @@ def test_rewritten_graph_equal_values_py_numba(dtype, seed, m, k, n):
 
 def test_no_gemm_that_would_copy_z_for_an_elementwise_reader():
     """``tanh(z + dot(x, y))`` with z an input stays dot + add, and the add joins the tanh
-    loop (a Gemm would copy z first); with z computed here and read once it is a Gemm in
-    place; with no elementwise reader (an output) it is a Gemm whatever z is."""
+    loop (a Gemm would copy z first); with z computed here and read once, or the sum of the
+    add's other terms (a new buffer), it is a Gemm in place; with no elementwise reader (an
+    output) it is a Gemm whatever z is."""
     z, x, y, b = T.matrix("z"), T.matrix("x"), T.matrix("y"), T.vector("b")
+    from bptt.tensor.math import add
     cases = {"input z, tanh reader": ([T.tanh(z + T.dot(x, y))], []),
+             "two inputs, tanh reader": ([T.tanh(add(z, b, T.dot(x, y)))], [Gemm(True)]),
              "row z, tanh reader": ([T.tanh(T.dot(x, y) + b)], []),
              "z read twice, tanh reader": ([T.tanh(T.exp(z) + T.dot(x, y)), T.exp(z)], []),
              "fresh z, tanh reader": ([T.tanh(T.exp(z) + T.dot(x, y))], [Gemm(True)]),

@@ -11,7 +11,8 @@ where ``z...`` are the other terms (added together first if several). The
 product then needs no temporary of its own.
 
 Not when the add is read only by an elementwise op and no Gemm could write into
-z's buffer (z an input, a step's sequence row, a value read elsewhere): that Gemm
+z's buffer (z one term that is an input, a step's sequence row, a value read
+elsewhere; a sum of several terms is a new buffer the Gemm may write into): that Gemm
 would copy z into a new buffer and add the product there, and the elementwise
 loop would then read it again. Left as ``z + dot(x, y)``, fusion makes the add
 part of that loop, which reads z once and writes into the product's buffer (the
@@ -91,8 +92,8 @@ def gemm_from_add(fgraph, node):
         z = rest[0] if len(rest) == 1 else add(*rest)
         if z.dtype != out.dtype or z.ndim > 2:
             continue
-        if _feeds_elemwise(fgraph, out) and not _writable(fgraph, z, node):
-            return None   # the elementwise loop adds z as it reads the product: no copy of z
+        if len(rest) == 1 and _feeds_elemwise(fgraph, out) and not _writable(fgraph, z, node):
+            continue   # the elementwise loop adds z as it reads the product: no copy of z
         alpha, x, y = found
         result = gemm_no_inplace(z, alpha, x, y, constant(1, dtype=out.dtype))
         if result.type == out.type:
