@@ -1,6 +1,8 @@
 """Pieces several test modules share: pass exclusion, the LSTM step and gradient graph,
-the backward step's nodes."""
+the RNN gradient by a NumPy loop, the backward step's nodes."""
 import contextlib
+
+import numpy as np
 
 import bptt
 import bptt.tensor as T
@@ -44,6 +46,22 @@ def rnn_grad_graph(dtype="float64", n_steps=None, **scan_kw):
                       **scan_kw)
     loss = 0.5 * (hs ** 2).sum()
     return [X, h0, U, W, b], [loss] + bptt.grad(loss, [U, W, b, h0])
+
+
+def numpy_rnn_grads(x, h0, u, w, b, n):
+    """Loss and gradients (U, W, b, h0) of ``h_t = tanh(x_t @ U + h_{t-1} @ W + b)`` over the
+    first n rows of x, loss 0.5 * sum(h ** 2), by a plain NumPy loop (W may have one
+    column: ``h @ W`` then broadcasts across H and dW sums dpre's columns)."""
+    hs = [h0]
+    for t in range(n):
+        hs.append(np.tanh(x[t] @ u + hs[-1] @ w + b))
+    du, dw, db, g = np.zeros_like(u), np.zeros_like(w), np.zeros_like(b), np.zeros_like(h0)
+    for t in reversed(range(n)):
+        dpre = (g + hs[t + 1]) * (1 - hs[t + 1] ** 2)
+        dw_pre = dpre.sum(1, keepdims=True) if w.shape[1] == 1 else dpre
+        du, dw, db = du + x[t].T @ dpre, dw + hs[t].T @ dw_pre, db + dpre.sum(0)
+        g = dw_pre @ w.T
+    return [0.5 * sum((h ** 2).sum() for h in hs[1:]), du, dw, db, g]
 
 
 def lstm_grad_graph():

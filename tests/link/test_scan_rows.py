@@ -31,6 +31,8 @@ import bptt.tensor as T
 from bptt.config import config
 from bptt.link.numba.dispatch import scan as scan_lowering
 
+from ..helpers import numpy_rnn_grads
+
 ROWS = 3   # config.chunk_rows for these graphs: chunks of one to three steps
 
 
@@ -56,20 +58,6 @@ def _rnn():
                       name="rnn")
     loss = 0.5 * (hs ** 2).sum()
     return [X, h0, U, W, b, n], [loss] + bptt.grad(loss, [U, W, b, h0])
-
-
-def _numpy_rnn(x, h0, u, w, b, n):
-    """`_rnn`'s loss and gradients by a NumPy loop (W's columns broadcast when it has one)."""
-    hs = [h0]
-    for t in range(n):
-        hs.append(np.tanh(x[t] @ u + hs[-1] @ w + b))
-    du, dw, db, g = np.zeros_like(u), np.zeros_like(w), np.zeros_like(b), np.zeros_like(h0)
-    for t in reversed(range(n)):
-        dpre = (g + hs[t + 1]) * (1 - hs[t + 1] ** 2)
-        dw_pre = dpre.sum(1, keepdims=True) if w.shape[1] == 1 else dpre
-        du, dw, db = du + x[t].T @ dpre, dw + hs[t].T @ dw_pre, db + dpre.sum(0)
-        g = dw_pre @ w.T
-    return [0.5 * sum((h ** 2).sum() for h in hs[1:]), du, dw, db, g]
 
 
 def _compile(ins, outs, mode):
@@ -114,7 +102,7 @@ def test_sums_set_up_before_the_loop_equal_numpy(rnn_functions, t, b, h, w_cols,
     rng = np.random.default_rng(seed)
     args = _data(rng, t, b, h, w_cols)
     n = min(steps, t)
-    want = _numpy_rnn(*args, n)
+    want = numpy_rnn_grads(*args, n)
     for mode, f in funcs.items():
         for k, (g, e) in enumerate(zip(f(*args, n), want)):
             assert np.shape(g) == np.shape(e), (mode, k)
@@ -136,7 +124,7 @@ def test_summed_groups_set_up_at_the_first_step_when_shapes_are_withheld(monkeyp
     for w_cols in (None, 1):
         for t, n in ((0, 0), (1, 1), (7, 7), (7, 4)):
             args = _data(rng, t, 2, 3, w_cols)
-            for k, (g, e) in enumerate(zip(f(*args, n), _numpy_rnn(*args, n))):
+            for k, (g, e) in enumerate(zip(f(*args, n), numpy_rnn_grads(*args, n))):
                 assert np.shape(g) == np.shape(e), (t, n, k)
                 np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-10,
                                            err_msg=f"w_cols {w_cols}, t {t}, n {n}, output {k}")

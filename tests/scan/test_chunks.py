@@ -31,7 +31,7 @@ from bptt.graph.traversal import toposort
 from bptt.scan.info import ROW_SUM, ScanInfo
 from bptt.tensor.basic import Join
 
-from ..helpers import lstm_grad_graph, rnn_grad_graph
+from ..helpers import lstm_grad_graph, numpy_rnn_grads, rnn_grad_graph
 from .test_rewriting import backward_scan, only_scan, rewritten
 
 import bptt.compile.passes  # noqa: F401  (loads the rewrite modules)
@@ -197,19 +197,6 @@ def _bias_row_rnn():
     return [X, h0, U, W, b, n], [loss] + bptt.grad(loss, [U, W, b, h0])
 
 
-def _numpy_rnn(x, h0, u, w, b, n):
-    """Loss and gradients (U, W, b, h0) of `_bias_row_rnn`, by a plain NumPy loop."""
-    hs = [h0]
-    for t in range(n):
-        hs.append(np.tanh(x[t] @ u + hs[-1] @ w + b))
-    du, dw, db, g = np.zeros_like(u), np.zeros_like(w), np.zeros_like(b), np.zeros_like(h0)
-    for t in reversed(range(n)):
-        dpre = (g + hs[t + 1]) * (1 - hs[t + 1] ** 2)
-        du, dw, db = du + x[t].T @ dpre, dw + hs[t].T @ dpre, db + dpre.sum(0)
-        g = dpre @ w.T
-    return [0.5 * sum((h ** 2).sum() for h in hs[1:]), du, dw, db, g]
-
-
 def _sum_source(v):
     """`v` seen through a `Check` (the run-time shape check of a sum that replaced zeros + sum)."""
     return v.owner.inputs[0] if v.owner is not None and type(v.owner.op).__name__ == "Check" else v
@@ -241,7 +228,7 @@ def test_zeros_accumulator_values_equal_a_numpy_loop(mode):
     x, h0 = rng.normal(size=(5, 3, 4)), rng.normal(size=(3, 2))
     u, w, b = rng.normal(size=(4, 2)), 0.5 * rng.normal(size=(2, 2)), rng.normal(size=2)
     for n in (0, 1, 5):
-        got, want = f(x, h0, u, w, b, n), _numpy_rnn(x, h0, u, w, b, n)
+        got, want = f(x, h0, u, w, b, n), numpy_rnn_grads(x, h0, u, w, b, n)
         for k, (g, e) in enumerate(zip(got, want)):
             assert g.shape == np.shape(e), (n, k)
             np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12, err_msg=f"n={n} output {k}")
