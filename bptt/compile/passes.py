@@ -153,8 +153,9 @@ pm.add_pass(sequence_memory_pass, "no T-long array kept alive by an empty join, 
 pm.add_pass(scan_chunk_accumulators_pass, "weight gradients sum seq_t.T @ dpre_t in chunks of "
             "~256 stacked rows in the loop: GEMM-rate products without a T-long dpre (last "
             "of the scan passes that edit sequences: nit_sot_sums holds their indices)")
-pm.add_pass(scan_read_through_join_pass, "a loop reads join(zeros, P[k:]) as P's rows and a "
-            "mask: no copy of the trace for the loss cotangent (after join_drop_empty)")
+pm.add_pass(scan_read_through_join_pass, "a loop reads join(zeros, P[k:]) as P's rows (and a "
+            "mask only where it reads fill rows too): no copy of the trace for the loss "
+            "cotangent (after the chunk sums: a summed cotangent needs no rows of J)")
 pm.add_pass(Fixpoint([InToOut(shape_rewriters() + canonical_rewriters() + [constant_folding],
                               name="canonicalize_walk"), merge], name="canonicalize"),
             "again: the push-outs add weight gradients to views of zeros (zeros + dot is dot)")

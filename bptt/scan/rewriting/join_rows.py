@@ -65,7 +65,7 @@ from ...graph.rewriting import InToOut, can_replace, node_rewriter
 from ...tensor.basic import Alloc, Join
 from ...tensor.elemwise import Elemwise
 from ...tensor.math import sub, switch
-from ...tensor.rewriting.reorder import lin_add, lin_length, lin_value
+from ...tensor.rewriting.reorder import SIZE_KINDS, lin_add, lin_length, lin_sub, lin_value
 from ...tensor.shape import Shape_i, shape_i, shape_padright
 from ...tensor.subtensor import SCALAR, IncSubtensor, SliceSpec, Subtensor
 from ...tensor.type import TensorConstant, TensorType
@@ -74,8 +74,6 @@ from ..op import Scan
 from .basic import rebuild
 from .fill import _inner_value
 from .inplace import nit_sot_homes
-
-_SIZE_KINDS = ("const", "dim", "slice", "bcast")   # size keys (values >= 0), as reorder.py
 
 
 def _row_slice(node):
@@ -204,7 +202,7 @@ def _at_least(fgraph, p, k):
     buffer (not a ring) with k rows of initial taps in front."""
     length = lin_length(fgraph, p, 0)
     if length is not None and length[1] >= k \
-            and (length[0] is None or length[0][0] in _SIZE_KINDS):
+            and (length[0] is None or length[0][0] in SIZE_KINDS):
         return True
     node = p.owner
     if node is None or not isinstance(node.op, Scan):
@@ -264,7 +262,7 @@ def _readers(fgraph, j, node):
     return scan, other, sizes
 
 
-def _switch_rows(var, nodes, src, which):
+def _outside_rows(var, nodes, src, which):
     """``switch(C(M), f(C(P)...), v)`` for ``var = C(J)``: J's rows made from P's (outside a
     loop), with ``f`` the elementwise expression of J's rows after the fill; without the
     switch when `which` says the rows are all P's ("rows") or all fill ("fill", n rows)."""
@@ -309,7 +307,7 @@ def _which_rows(fgraph, nodes, src):
     lo, hi = span
     if forms.ge(lo, (None, k)) or forms.ge(lo, hi):
         return ("rows",)
-    n = _sub(hi, lo)
+    n = lin_sub(hi, lo)
     if forms.ge((None, k), hi) and n is not None and n[0] is None:
         return ("fill", n[1])
     return ("mixed",)
@@ -333,7 +331,7 @@ class _Forms:
             return a[1] >= b[1]
         if b[0] is not None:
             return False
-        low = 0 if a[0][0] in _SIZE_KINDS else None
+        low = 0 if a[0][0] in SIZE_KINDS else None
         if a[0] in self.floor:
             low = self.floor[a[0]] if low is None else max(low, self.floor[a[0]])
         return low is not None and low + a[1] >= b[1]
@@ -344,7 +342,7 @@ class _Forms:
         zero, one = (None, 0), (None, 1)
         lo, hi, backwards = zero, self.length, False
         for node in nodes:
-            size = _sub(hi, lo)
+            size = lin_sub(hi, lo)
             if _row_index(node):   # the last of the chain: one row
                 index = node.op.idx_list[0]
                 i = _lin(fgraph, node.inputs[1] if index == SCALAR else index)
@@ -352,7 +350,7 @@ class _Forms:
                 if after is None or not self.ge(size, after):
                     return None
                 span = ((lin_add(lo, i), lin_add(lo, after)) if not backwards
-                        else (_sub(hi, after), _sub(hi, i)))
+                        else (lin_sub(hi, after), lin_sub(hi, i)))
                 return None if None in span else span
             start, stop, step = _slice_parts(node)
             if step is not None and not isinstance(step, int):
@@ -376,21 +374,13 @@ class _Forms:
             elif not self.ge(b, a):
                 return None
             lo, hi = ((lin_add(lo, a), lin_add(lo, b)) if not backwards
-                      else (_sub(hi, b), _sub(hi, a)))
+                      else (lin_sub(hi, b), lin_sub(hi, a)))
             if lo is None or hi is None:
                 return None
         return lo, hi
 
     def _min(self, a, b):
         return a if self.ge(b, a) else b if self.ge(a, b) else None
-
-
-def _sub(a, b):
-    if a is None or b is None:
-        return None
-    if a[0] == b[0]:
-        return (None, a[1] - b[1])
-    return (a[0], a[1] - b[1]) if b[0] is None else None
 
 
 def _rewrite_seq(args, k, nodes, src, which):
@@ -433,7 +423,7 @@ def _rewrite_reader(fgraph, args, var, nodes, src, mapping):
         outers = getattr(args, f"outer_in_{cat}")
         for j, outer in enumerate(outers):
             if outer is var:
-                new = _switch_rows(var, nodes, src, which)
+                new = _outside_rows(var, nodes, src, which)
                 if not can_replace(var, new):
                     return False
                 outers[j] = new
@@ -470,7 +460,7 @@ def scan_read_through_join(fgraph, node):
                    for var, nodes in readers[0]):
             return None
         for (var, nodes), w in zip(readers[1], which):
-            outside[var] = _switch_rows(var, nodes, src, w)
+            outside[var] = _outside_rows(var, nodes, src, w)
             if not can_replace(var, outside[var]):
                 return None
         for size in readers[2]:   # J's rows have P's shape (_zeros_then_rows proved it)

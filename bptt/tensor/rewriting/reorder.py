@@ -48,7 +48,7 @@ from ..subtensor import IncSubtensor, SliceSpec, Subtensor
 from ..type import TensorType, constant
 from .sizes import const_int, dim_key, size_facts, value_key
 
-_SIZE_KINDS = ("const", "dim", "slice", "bcast")   # keys that name a size (>= 0)
+SIZE_KINDS = ("const", "dim", "slice", "bcast")   # keys that name a size (>= 0)
 _DEPTH = 40
 
 
@@ -63,9 +63,19 @@ def lin_add(a, b):
     return (a[0] if a[0] is not None else b[0], a[1] + b[1])
 
 
+def lin_sub(a, b):
+    """The difference of two linear forms (not clamped at 0), or None (two bases, or an
+    unknown operand)."""
+    if a is None or b is None:
+        return None
+    if a[0] == b[0]:
+        return (None, a[1] - b[1])
+    return (a[0], a[1] - b[1]) if b[0] is None else None
+
+
 def _nonneg(form):
     base, off = form
-    return off >= 0 and (base is None or base[0] in _SIZE_KINDS)
+    return off >= 0 and (base is None or base[0] in SIZE_KINDS)
 
 
 def _min(a, b):

@@ -106,7 +106,7 @@ def _emit_alloc(w, op, node, dims):
         o = info.inner_out_nit_sot[k]
         t = op.inner_outputs[o].type
         w(1, f"rows{k} = imin(nitlen{k}, n)")
-        if not info.as_while:   # row t in slot (t + nro) % rows: the last row in the last slot
+        if _nit_ring_from_offset(info, k):   # row t in slot (t + nro) % rows: the last in the last
             w(1, f"nro{k} = (rows{k} - n % rows{k}) % rows{k} if rows{k} > 0 else 0")
         if k in dims:
             row = "".join(f"{d}, " for d in dims[k])
@@ -182,6 +182,12 @@ def _ring_from_offset(info, s):
     return b.ring and b.extent == 1 and not info.as_while and info.buffer_seq(s) is None
 
 
+def _nit_ring_from_offset(info, k):
+    """Whether nit_sot k's rows are written from an offset (a nit_sot stored in its
+    sequence has n rows: never a ring)."""
+    return not info.as_while and info.nit_sot_seq(k) is None
+
+
 def _emit_step(w, op, step_fn, depth, dims):
     info = op.info
     _emit_product_chunk(w, op, depth)
@@ -202,7 +208,7 @@ def _emit_step(w, op, step_fn, depth, dims):
             _emit_nit_rows(w, op, k, depth + 2, f"out[{o}].shape",
                            f"nit{k} = alloc_empty((rows{k},) + out[{o}].shape, nit{k}.dtype)")
             w(depth + 2, f"nit{k}_ready = True")
-        row = f"t % rows{k}" if info.as_while else f"(t + nro{k}) % rows{k}"
+        row = f"(t + nro{k}) % rows{k}" if _nit_ring_from_offset(info, k) else f"t % rows{k}"
         _emit_write(w, op, depth + 1, f"nit{k}", row, o,
                     copy=nit_sot_aliases_row(op, k))
     for k, o in enumerate(info.inner_out_shared):
