@@ -34,7 +34,7 @@ from ..graph.fg import FunctionGraph
 from ..graph.replace import clone_replace
 from ..graph.traversal import ancestors, graph_inputs
 from ..tensor.type import TensorType, as_tensor_variable, constant
-from .mode import link, memo_key, optimize, recall, resolve_mode
+from .mode import excluded_rewrites, link, memo_key, optimize, recall, resolve_mode
 from .profiling import FunctionProfile
 from .sharedvalue import SharedVariable
 
@@ -290,7 +290,7 @@ class Function:
         key = memo_key(fgraph, self.mode)
         t1 = time.perf_counter()
         self._fgraph, self._fn = fgraph, recall(fgraph, key)   # compiled before: no rewrites
-        self._rewritten, self._exclude = self._fn is None, config.exclude_rewrites
+        self._rewritten, self._exclude = self._fn is None, excluded_rewrites()
         t2 = t3 = time.perf_counter()
         if self._fn is None:
             optimize(fgraph, self.mode)
