@@ -33,6 +33,7 @@ from ..graph.basic import Constant, Variable
 from ..graph.fg import FunctionGraph
 from ..graph.replace import clone_replace
 from ..graph.traversal import ancestors, graph_inputs
+from ..tensor.assertion import check_shape
 from ..tensor.type import TensorType, as_tensor_variable, constant
 from .mode import excluded_rewrites, link, memo_key, optimize, recall, resolve_mode
 from .profiling import FunctionProfile
@@ -96,7 +97,9 @@ def _as_value_of(var, new, what):
         if a is not None and b is not None and a != b:
             raise ValueError(f"{what} has static shape {new.type.shape}, incompatible with "
                              f"{var.describe()} in dimension {i}")
-    return new
+    # Compiled code relies on the static sizes of `var`'s type: a value whose type does
+    # not prove them is checked when the function runs, before any update is written.
+    return check_shape(new, var.type.shape, what)
 
 
 # -- givens --------------------------------------------------------------------
