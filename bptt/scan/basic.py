@@ -446,6 +446,7 @@ def _update_pairs(x, label):
 
 
 def _fit_update(sv, value, label):
+    from ..tensor.assertion import check_shape
     from ..tensor.basic import cast
 
     if not isinstance(value, Variable):
@@ -465,7 +466,8 @@ def _fit_update(sv, value, label):
                             f"the shared variable holds {sv.dtype}; cast it with "
                             f".astype('{sv.dtype}')")
         value = cast(value, sv.dtype)
-    return value
+    # The next step, and the compiled loop, rely on the shared variable's static sizes.
+    return check_shape(value, sv.type.shape, f"{label}: the update of {_name(sv)}")
 
 
 def _is_weak(v):
