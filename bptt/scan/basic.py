@@ -674,11 +674,12 @@ def _close(outputs, updates, cond, fixed, passed, given, strict, label):
     each outer value those nodes read becomes a non-sequence.
     """
     update_of = dict(updates)
-    results = outputs + list(update_of.values()) + ([cond] if cond is not None else [])
-    for sv in _shared_with_default(results):
+    step_values = outputs + list(update_of.values()) + ([cond] if cond is not None else [])
+    for sv in _shared_with_default(step_values):
         if sv not in update_of:
             update_of[sv] = sv.default_update
-            results.append(sv.default_update)
+    # The inner outputs' layout: outputs, shared updates, then the condition last.
+    results = outputs + list(update_of.values()) + ([cond] if cond is not None else [])
     inner = _dependents(results, fixed | set(update_of))
     boundary = _boundary(results, inner)
     _check_strict(boundary, given, strict, label)
