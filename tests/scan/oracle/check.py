@@ -25,7 +25,6 @@ import numpy as np
 
 import bptt
 import bptt.tensor as T
-from bptt.compile.passes import pm
 from bptt.config import config
 
 from .build import build, input_values, make_values
@@ -34,13 +33,13 @@ from .interpret import interpret
 
 @contextlib.contextmanager
 def no_rewrites():
-    """Compile with every pass of `bptt.compile.passes.pm` excluded (step graphs too)."""
-    old = config.exclude_rewrites
-    config.exclude_rewrites = tuple(pm.names())
+    """Compile with no rewrite pass at all, step graphs included (``config.rewrites`` off)."""
+    old = config.rewrites
+    config.rewrites = False
     try:
         yield
     finally:
-        config.exclude_rewrites = old
+        config.rewrites = old
 
 
 @dataclass
