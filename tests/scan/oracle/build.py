@@ -73,13 +73,21 @@ def build(prog, values, inputs=None):
     seqs = [_var(1 + len(s.shape), f"u{i}") for i, s in enumerate(prog.seqs)]
     inits = [None if o.kind == "nit_sot" else
              _var(len(o.shape) + (o.kind == "mit_sot"), f"x{j}0") for j, o in enumerate(prog.outs)]
-    non_seqs = [_var(len(n.shape), f"w{m}") for m, n in enumerate(prog.non_seqs)]
-    floats = seqs + [x for x in inits if x is not None] + non_seqs
+    non_seqs = []
+    for m, n in enumerate(prog.non_seqs):
+        if n.source == "input":
+            non_seqs.append(_var(len(n.shape), f"w{m}"))
+        elif n.source == "const":
+            non_seqs.append(T.constant(values["non_seqs"][m]))
+        else:
+            non_seqs.append(non_seqs[n.source])
+    floats = seqs + [x for x in inits if x is not None] + \
+        [v for v, n in zip(non_seqs, prog.non_seqs) if n.source == "input"]
     if inputs is not None:
         swap = dict(zip(floats, inputs))
         seqs = [swap[v] for v in seqs]
         inits = [None if x is None else swap[x] for x in inits]
-        non_seqs = [swap[v] for v in non_seqs]
+        non_seqs = [swap.get(v, v) for v in non_seqs]
         floats = list(inputs)
     shared = None
     if prog.shared is not None:
@@ -135,6 +143,20 @@ def build(prog, values, inputs=None):
         r = y if o.use == "all" else y[-1]
         returned.append(r)
         cost = cost + (0.3 + 0.2 * j) * T.sum(r) + (0.1 + 0.05 * j) * T.sum(r * r)
+    if prog.twin is not None:
+        def twin_step(*args):
+            args, env = list(args), {}
+            for i, s in enumerate(prog.seqs):
+                for k in s.taps:
+                    env[f"s{i}@{k}"] = args.pop(0)
+            for m, (v, n) in enumerate(zip(non_seqs, prog.non_seqs)):
+                env[f"n{m}"] = args.pop(0) if n.passed else v
+            return build_expr(prog.twin, env)
+        twin, _ = bptt.scan(
+            twin_step, sequences=[dict(input=u, taps=list(s.taps)) for u, s in zip(seqs, prog.seqs)],
+            non_sequences=passed, n_steps=n_steps, go_backwards=prog.go_backwards, name="twin")
+        returned.append(twin)
+        cost = cost + 0.25 * T.sum(twin * twin)
     all_inputs = floats + ([n_var] if n_var is not None else [])
     return Built(all_inputs, outs, returned, dict(updates), shared, cost, floats,
                  list(range(len(floats))))
@@ -154,14 +176,17 @@ def make_values(prog):
     seqs = [draw(s.shape, (base + s.hi - s.lo + s.extra,)) for s in prog.seqs]
     inits = [None if o.kind == "nit_sot" else
              draw(o.shape, (o.depth,) if o.kind == "mit_sot" else ()) for o in prog.outs]
-    non_seqs = [draw(m.shape) for m in prog.non_seqs]
+    non_seqs = []
+    for m in prog.non_seqs:
+        non_seqs.append(non_seqs[m.source] if isinstance(m.source, int) else draw(m.shape))
     shared = None if prog.shared is None else draw(prog.shared[0])
     return {"seqs": seqs, "inits": inits, "non_seqs": non_seqs, "shared": shared, "n": n}
 
 
 def input_values(prog, values):
     """The function's arguments, in `Built.inputs` order."""
-    args = values["seqs"] + [x for x in values["inits"] if x is not None] + values["non_seqs"]
+    args = values["seqs"] + [x for x in values["inits"] if x is not None] + \
+        [v for v, n in zip(values["non_seqs"], prog.non_seqs) if n.source == "input"]
     if prog.n_steps is not None and prog.n_steps[0] == "sym":
         args.append(np.int64(values["n"]))
     return args

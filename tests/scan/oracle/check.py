@@ -74,14 +74,16 @@ def expected_values(prog, values):
     res = interpret(prog, values)
     outs = [y if o.use == "all" else y[-1]
             for o, y in zip(prog.outs, res["outs"]) if o.use != "none"]
+    if res["twin"] is not None:
+        outs.append(res["twin"])
     return outs, res
 
 
 def _graph(prog, values, grads, second):
     """The built program, and the list of (label, variable) the function computes."""
     b = build(prog, values)
-    named = [(f"out{j}", r) for j, r in
-             zip([j for j, o in enumerate(prog.outs) if o.use != "none"], b.returned)]
+    labels = [f"out{j}" for j, o in enumerate(prog.outs) if o.use != "none"]
+    named = list(zip(labels + ["twin"], b.returned))
     if grads:
         gs = bptt.grad(b.cost, b.wrt, disconnected_inputs="ignore")
         named += [(f"grad {v.name}", g) for v, g in zip(b.wrt, gs)]

@@ -108,7 +108,8 @@ def interpret(prog, values):
     Returns
     -------
     dict with "outs": one array per output (all its rows), "shared": the shared
-    variable's final value (or None), "steps": the number of steps run.
+    variable's final value (or None), "steps": the number of steps run, "twin":
+    the twin scan's rows (or None).
     """
     n, positions = steps_and_positions(prog, [len(v) for v in values["seqs"]])
     hist = []
@@ -141,9 +142,20 @@ def interpret(prog, values):
         done += 1
         if stop:
             break
+    twin = None
+    if prog.twin is not None:
+        rows = []
+        for t in range(n):
+            env = {f"n{m}": v for m, v in enumerate(values["non_seqs"])}
+            for i, (s, u) in enumerate(zip(prog.seqs, values["seqs"])):
+                for k in s.taps:
+                    env[f"s{i}@{k}"] = u[positions[i][t] + k - s.lo]
+            rows.append(evaluate(prog.twin, env))
+        shape = tuple(prog.sizes["HK".index(c)] for c in prog.twin.shape)
+        twin = np.stack(rows) if rows else np.zeros((0,) + shape)
     outs = []
     for o, h in zip(prog.outs, hist):
         rows = h[o.depth:]
         shape = tuple(prog.sizes["HK".index(c)] for c in o.shape)
         outs.append(np.stack(rows) if rows else np.zeros((0,) + shape))
-    return {"outs": outs, "shared": shared, "steps": done}
+    return {"outs": outs, "shared": shared, "steps": done, "twin": twin}

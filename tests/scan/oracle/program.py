@@ -17,6 +17,10 @@ Leaves of an expression are named:
 ``o{j}@{k}``  tap k of output j (a mit_sot or sit_sot);
 ``n{m}``      non-sequence m;
 ``sh``        the shared variable (read only by its own update: see `Program`).
+
+``Program.twin`` is a second scan over the same sequences and n_steps (a map:
+one nit_sot of sequence taps and non-sequences, no until), which the scan
+merge may fuse with the first.
 """
 from __future__ import annotations
 
@@ -104,6 +108,7 @@ class Out:
 class NonSeq:
     shape: tuple
     passed: bool = True   # given in non_sequences, or read from the step's closure
+    source: object = "input"   # a function "input", a "const", or m: the same variable as n{m}
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,7 @@ class Program:
     truncate: int = -1
     until: object = None
     shared: object = None
+    twin: object = None             # an expression: a second scan's nit_sot over the same steps
     sizes: tuple = (2, 3)           # run-time sizes of "H" and "K"
     seed: int = 0
     notes: tuple = field(default=(), compare=False)
@@ -141,12 +147,15 @@ class Program:
         for i, s in enumerate(self.seqs):
             lines.append(f"  seq s{i}: row {s.shape} taps {s.taps} extra {s.extra}")
         for m, n in enumerate(self.non_seqs):
-            lines.append(f"  non_seq n{m}: {n.shape}{'' if n.passed else ' (closure)'}")
+            lines.append(f"  non_seq n{m}: {n.shape}{'' if n.passed else ' (closure)'}"
+                         f"{'' if n.source == 'input' else f' source {n.source}'}")
         for j, o in enumerate(self.outs):
             lines.append(f"  out o{j}: {o.kind} taps {o.taps} row {o.shape} use {o.use}: "
                          f"{o.expr}")
         if self.until is not None:
             lines.append(f"  until sum({self.until[0]}) > {self.until[1]}")
+        if self.twin is not None:
+            lines.append(f"  twin scan (same sequences and steps): nit_sot {self.twin}")
         if self.shared is not None:
             lines.append(f"  shared sh {self.shared[0]} <- {self.shared[1]}")
         return "\n".join(lines)
@@ -163,6 +172,8 @@ class Program:
             out.append(self.until[0])
         if self.shared is not None:
             out.append(self.shared[1])
+        if self.twin is not None:
+            out.append(self.twin)
         return out
 
     def n_value(self):

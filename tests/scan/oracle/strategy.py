@@ -164,10 +164,24 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
     seq_ranks = (1, 2) if "known_bug_rank0_seq" in restrict else (0, 1, 2)
     seqs = tuple(Seq(_shape(draw, seq_ranks), tuple(draw(taps)), draw(st.integers(0, 2)))
                  for _ in range(draw(st.integers(0, 3))))
-    non_seqs = tuple(NonSeq(_shape(draw), draw(st.booleans()))
-                     for _ in range(draw(st.integers(0, 3))))
+    non_seqs = []
+    for _ in range(draw(st.integers(0, 3))):
+        shape = _shape(draw)
+        same = [m for m, n in enumerate(non_seqs) if n.shape == shape and n.source == "input"]
+        source = draw(st.sampled_from(["input"] * 4 + ["const"] + (["same"] if same else [])))
+        source = draw(st.sampled_from(same)) if source == "same" else source
+        non_seqs.append(NonSeq(shape, draw(st.booleans()), source))
+    rnn = draw(st.integers(0, 3)) == 0
+    if rnn:     # x_t @ U + h @ W + b: the shapes the push-outs, gemm and chunk passes act on
+        seqs = (Seq(("K", "H"), (0,), draw(st.integers(0, 1))),) + seqs
+        non_seqs = [NonSeq(("H", "H")), NonSeq(("H", "H")), NonSeq(("H",))] + \
+            [dataclasses.replace(n, source=n.source + 3) if isinstance(n.source, int) else n
+             for n in non_seqs]
+    non_seqs = tuple(non_seqs)
     kinds = draw(st.lists(st.sampled_from(["mit_sot", "sit_sot", "nit_sot"]), min_size=1,
                           max_size=3))
+    if rnn:
+        kinds[0] = "sit_sot"
     if not seqs and not non_seqs and all(k == "nit_sot" for k in kinds):
         non_seqs = (NonSeq(_shape(draw), True),)
     leaves = {}
@@ -188,7 +202,7 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
             t = tuple(draw(st.lists(st.sampled_from([-1, -2, -3]), min_size=1, max_size=2,
                                     unique=True).filter(lambda t: tuple(t) != (-1,))))
             taps.append(t)
-        shapes.append(_shape(draw))
+        shapes.append(("K", "H") if rnn and j == 0 else _shape(draw))
         for k in taps[-1]:
             leaves.setdefault(shapes[-1], set()).add(f"o{j}@{k}")
     reach = sorted(reachable(leaves))
@@ -198,12 +212,25 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
     outs = []
     for j, (kind, t, s) in enumerate(zip(kinds, taps, shapes)):
         e = gen.expr(s, draw(st.integers(1, max_depth)))
+        if rnn and j == 0:
+            leaf = lambda name, shape: E("leaf", (), name, shape)  # noqa: E731
+            pre = E("add", (E("dot", (leaf("s0@0", s), leaf("n1", ("H", "H"))), None, s),
+                            E("dot", (leaf("o0@-1", s), leaf("n0", ("H", "H"))), None, s)), None, s)
+            pre = E("add", (pre, leaf("n2", ("H",))), None, s)
+            if draw(st.booleans()):
+                pre = E("add", (pre, e), None, s)
+            outs.append(Out(kind, t, s, E("tanh", (pre,), None, s),
+                            draw(st.sampled_from(["all", "all", "last"]))))
+            continue
         if t and draw(st.integers(0, 3)) > 0:     # a state mostly reads its own last tap
             own = E("leaf", (), f"o{j}@{t[-1]}", s)
             e = E("tanh", (E("add", (e, own), None, s),), None, s)
         elif t:
             e = E("tanh", (e,), None, s)
         outs.append(Out(kind, t, s, e, draw(st.sampled_from(["all", "all", "last", "none"]))))
+    nits = [o for o in outs if o.kind == "nit_sot"]
+    if nits and draw(st.integers(0, 5)) == 0:     # two outputs storing the same rows
+        outs.append(dataclasses.replace(draw(st.sampled_from(nits)), use="all"))
     n_opts = ["const", "sym"] + (["auto", "auto", "auto"] if seqs else [])
     n_kind = draw(st.sampled_from(n_opts))
     backwards_ok = "no_backwards" not in restrict
@@ -228,8 +255,14 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
         upd = E("add", (E("scale", (E("leaf", (), "sh", sh_shape),), 0.5, sh_shape),
                         g2.expr(sh_shape, 2)), None, sh_shape)
         shared = (sh_shape, upd)
+    twin = None
+    seq_leaves = {sh: {n for n in names if n[0] in "sn"} for sh, names in leaves.items()}
+    seq_leaves = {sh: names for sh, names in seq_leaves.items() if names}
+    if seqs and draw(st.integers(0, 4)) == 0:
+        g3 = _Gen(draw, seq_leaves, False)
+        twin = g3.expr(draw(st.sampled_from(sorted(reachable(seq_leaves)))), 2)
     return Program(
-        seqs=seqs, outs=tuple(outs), non_seqs=non_seqs, n_steps=n_steps, steps=steps,
+        twin=twin, seqs=seqs, outs=tuple(outs), non_seqs=non_seqs, n_steps=n_steps, steps=steps,
         go_backwards=backwards_ok and draw(st.booleans()),
         truncate=draw(st.sampled_from([-1, -1, -1, 1, 2])), until=until, shared=shared,
         sizes=(draw(st.integers(1, 3)), draw(st.integers(1, 3))),
