@@ -33,9 +33,10 @@ from ..graph.basic import Constant, Variable
 from ..graph.fg import FunctionGraph
 from ..graph.replace import clone_replace
 from ..graph.traversal import ancestors, graph_inputs
+from ..tensor.assertion import check_shape
 from ..tensor.type import TensorType, as_tensor_variable, constant
 from .io import split_inputs
-from .mode import link, memo_key, optimize, recall, resolve_mode
+from .mode import excluded_rewrites, link, memo_key, optimize, recall, resolve_mode
 from .profiling import FunctionProfile
 from .sharedvalue import SharedVariable
 
@@ -97,7 +98,9 @@ def _as_value_of(var, new, what):
         if a is not None and b is not None and a != b:
             raise ValueError(f"{what} has static shape {new.type.shape}, incompatible with "
                              f"{var.describe()} in dimension {i}")
-    return new
+    # Compiled code relies on the static sizes of `var`'s type: a value whose type does
+    # not prove them is checked when the function runs, before any update is written.
+    return check_shape(new, var.type.shape, what)
 
 
 # -- givens --------------------------------------------------------------------
@@ -301,7 +304,7 @@ class Function:
         key = memo_key(fgraph, self.mode)
         t1 = time.perf_counter()
         self._fgraph, self._fn = fgraph, recall(fgraph, key)   # compiled before: no rewrites
-        self._rewritten, self._exclude = self._fn is None, config.exclude_rewrites
+        self._rewritten, self._exclude = self._fn is None, excluded_rewrites()
         t2 = t3 = time.perf_counter()
         if self._fn is None:
             optimize(fgraph, self.mode)

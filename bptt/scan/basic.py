@@ -187,6 +187,7 @@ def _canonical_sequences(sequences, label):
     for i, s in enumerate(_as_list(sequences)):
         what = f"{label}: sequences[{i}]"
         if isinstance(s, dict):
+            _check_dict_keys(s, _SEQUENCE_KEYS, what)
             if "input" not in s:
                 raise ValueError(f"{what} is a dict without 'input'; write "
                                  f"dict(input=x, taps=[0])")
@@ -216,6 +217,7 @@ def _output_spec(entry, p, label):
         return OutSpec("nit_sot", None, (), p)
     if not isinstance(entry, dict):
         return OutSpec("sit_sot", _tensor(entry, what), (-1,), p)
+    _check_dict_keys(entry, _OUTPUT_KEYS, what)
     init = entry.get("initial")
     taps = entry["taps"] if "taps" in entry else ([-1] if init is not None else [])
     taps = tuple(int(k) for k in _as_list(taps))
@@ -239,6 +241,23 @@ def _output_spec(entry, p, label):
         raise ValueError(f"{what}: taps {list(taps)} need {spec.depth} initial rows "
                          f"(init[0] is output[-{spec.depth}]), but {_name(init)} has {rows}")
     return spec
+
+
+_SEQUENCE_KEYS = ("input", "taps")
+_OUTPUT_KEYS = ("initial", "taps")
+
+
+def _check_dict_keys(entry, allowed, what):
+    """A ValueError naming the first key of `entry` that scan does not read."""
+    unknown = [k for k in entry if k not in allowed]
+    if not unknown:
+        return
+    key = unknown[0]
+    hint = (" (Theano deprecated it: take the rows you need from the output, e.g. out[-k:])"
+            if key == "return_steps" else "")
+    raise ValueError(f"{what} has the key {key!r}, which scan does not know{hint}; the keys "
+                     f"are {', '.join(repr(k) for k in allowed)}, e.g. "
+                     f"dict({allowed[0]}=..., taps=[...])")
 
 
 def _check_output_taps(taps, what):
@@ -427,6 +446,7 @@ def _update_pairs(x, label):
 
 
 def _fit_update(sv, value, label):
+    from ..tensor.assertion import check_shape
     from ..tensor.basic import cast
 
     if not isinstance(value, Variable):
@@ -446,7 +466,8 @@ def _fit_update(sv, value, label):
                             f"the shared variable holds {sv.dtype}; cast it with "
                             f".astype('{sv.dtype}')")
         value = cast(value, sv.dtype)
-    return value
+    # The next step, and the compiled loop, rely on the shared variable's static sizes.
+    return check_shape(value, sv.type.shape, f"{label}: the update of {_name(sv)}")
 
 
 def _is_weak(v):
