@@ -40,8 +40,10 @@ def assert_allclose(expected, value, rtol=None, atol=None):
     rtol = rtol_ if rtol is None else rtol
     atol = atol_ if atol is None else atol
     expected, value = np.asarray(expected), np.asarray(value)
-    if expected.shape != value.shape and expected.size != value.size:
-        raise WrongValue(f"shape {expected.shape} expected, got {value.shape}")
+    try:
+        np.broadcast_shapes(expected.shape, value.shape)   # Theano's comparison broadcasts
+    except ValueError:
+        raise WrongValue(f"shape {expected.shape} expected, got {value.shape}") from None
     if not np.allclose(expected, value, rtol=rtol, atol=atol):
         raise WrongValue(f"values differ (rtol {rtol}, atol {atol}):\nexpected {expected}\n"
                          f"got {value}")
