@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..graph.basic import Constant, Variable
+from ..graph.fg import MissingInputError
 from ..graph.replace import clone_replace
 from ..graph.traversal import graph_inputs, toposort
 from .info import ScanInfo
@@ -491,6 +492,10 @@ def _split_return(ret, label):
                          f"{conds[0]} of {len(items)}; until must come last, e.g. "
                          f"return outputs, updates, until(cond)")
     cond = items.pop().condition if conds else None
+    if (len(items) == 2 and isinstance(items[0], (list, tuple))
+            and isinstance(items[1], (list, tuple)) and not items[1]):
+        items.pop()   # (outputs, ()): Theano reads an empty second entry as no updates
+        conds = conds or [None]
     ups = [k for k, x in enumerate(items) if _is_updates(x)]
     if not ups:
         if conds and len(items) == 1 and isinstance(items[0], (list, tuple)):
@@ -734,7 +739,7 @@ def _check_strict(boundary, given, strict, label):
                if not isinstance(v, Constant) and v not in given]
     if missing:
         names = ", ".join(_name(v) for v in missing)
-        raise ValueError(f"{label} (strict=True): the step function uses {names}, which "
+        raise MissingInputError(f"{label} (strict=True): the step function uses {names}, which "
                          f"{'is' if len(missing) == 1 else 'are'} not passed to scan; add "
                          f"{'it' if len(missing) == 1 else 'them'} to non_sequences (and to the "
                          f"step function's arguments), or drop strict=True")
