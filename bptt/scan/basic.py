@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..graph.basic import Constant, Variable
+from ..graph.fg import MissingInputError
 from ..graph.replace import clone_replace
 from ..graph.traversal import graph_inputs, toposort
 from .info import ScanInfo
@@ -213,6 +214,7 @@ def _canonical_sequences(sequences, label):
     for i, s in enumerate(_as_list(sequences)):
         what = f"{label}: sequences[{i}]"
         if isinstance(s, dict):
+            _check_dict_keys(s, _SEQUENCE_KEYS, what)
             if "input" not in s:
                 raise ValueError(f"{what} is a dict without 'input'; write "
                                  f"dict(input=x, taps=[0])")
@@ -242,6 +244,7 @@ def _output_spec(entry, p, label):
         return OutSpec("nit_sot", None, (), p)
     if not isinstance(entry, dict):
         return OutSpec("sit_sot", _tensor(entry, what), (-1,), p)
+    _check_dict_keys(entry, _OUTPUT_KEYS, what)
     init = entry.get("initial")
     taps = entry["taps"] if "taps" in entry else ([-1] if init is not None else [])
     taps = tuple(int(k) for k in _as_list(taps))
@@ -265,6 +268,23 @@ def _output_spec(entry, p, label):
         raise ValueError(f"{what}: taps {list(taps)} need {spec.depth} initial rows "
                          f"(init[0] is output[-{spec.depth}]), but {_name(init)} has {rows}")
     return spec
+
+
+_SEQUENCE_KEYS = ("input", "taps")
+_OUTPUT_KEYS = ("initial", "taps")
+
+
+def _check_dict_keys(entry, allowed, what):
+    """A ValueError naming the first key of `entry` that scan does not read."""
+    unknown = [k for k in entry if k not in allowed]
+    if not unknown:
+        return
+    key = unknown[0]
+    hint = (" (Theano deprecated it: take the rows you need from the output, e.g. out[-k:])"
+            if key == "return_steps" else "")
+    raise ValueError(f"{what} has the key {key!r}, which scan does not know{hint}; the keys "
+                     f"are {', '.join(repr(k) for k in allowed)}, e.g. "
+                     f"dict({allowed[0]}=..., taps=[...])")
 
 
 def _check_output_taps(taps, what):
@@ -472,6 +492,10 @@ def _split_return(ret, label):
                          f"{conds[0]} of {len(items)}; until must come last, e.g. "
                          f"return outputs, updates, until(cond)")
     cond = items.pop().condition if conds else None
+    if (len(items) == 2 and isinstance(items[0], (list, tuple))
+            and isinstance(items[1], (list, tuple)) and not items[1]):
+        items.pop()   # (outputs, ()): Theano reads an empty second entry as no updates
+        conds = conds or [None]
     ups = [k for k, x in enumerate(items) if _is_updates(x)]
     if not ups:
         if conds and len(items) == 1 and isinstance(items[0], (list, tuple)):
@@ -507,6 +531,7 @@ def _update_pairs(x, label):
 
 
 def _fit_update(sv, value, label):
+    from ..tensor.assertion import check_shape
     from ..tensor.basic import cast
 
     if not isinstance(value, Variable):
@@ -526,7 +551,8 @@ def _fit_update(sv, value, label):
                             f"the shared variable holds {sv.dtype}; cast it with "
                             f".astype('{sv.dtype}')")
         value = cast(value, sv.dtype)
-    return value
+    # The next step, and the compiled loop, rely on the shared variable's static sizes.
+    return check_shape(value, sv.type.shape, f"{label}: the update of {_name(sv)}")
 
 
 def _is_weak(v):
@@ -653,11 +679,12 @@ def _close(outputs, updates, cond, fixed, passed, given, strict, label):
     each outer value those nodes read becomes a non-sequence.
     """
     update_of = dict(updates)
-    results = outputs + list(update_of.values()) + ([cond] if cond is not None else [])
-    for sv in _shared_with_default(results):
+    step_values = outputs + list(update_of.values()) + ([cond] if cond is not None else [])
+    for sv in _shared_with_default(step_values):
         if sv not in update_of:
             update_of[sv] = sv.default_update
-            results.append(sv.default_update)
+    # The inner outputs' layout: outputs, shared updates, then the condition last.
+    results = outputs + list(update_of.values()) + ([cond] if cond is not None else [])
     inner = _dependents(results, fixed | set(update_of))
     boundary = _boundary(results, inner)
     _check_strict(boundary, given, strict, label)
@@ -712,7 +739,7 @@ def _check_strict(boundary, given, strict, label):
                if not isinstance(v, Constant) and v not in given]
     if missing:
         names = ", ".join(_name(v) for v in missing)
-        raise ValueError(f"{label} (strict=True): the step function uses {names}, which "
+        raise MissingInputError(f"{label} (strict=True): the step function uses {names}, which "
                          f"{'is' if len(missing) == 1 else 'are'} not passed to scan; add "
                          f"{'it' if len(missing) == 1 else 'them'} to non_sequences (and to the "
                          f"step function's arguments), or drop strict=True")

@@ -207,8 +207,15 @@ class Scan(Op):
             ln = inputs[info.outer_in_nit_sot[k]]
             rows = min(n, int(ln.data)) if n is not None and isinstance(ln, Constant) else None
             types.append(TensorType(t.dtype, (rows,) + t.shape))
-        for i in info.outer_in_shared:
-            types.append(inputs[i].type)
+        for i, o in zip(info.outer_in_shared, info.inner_out_shared):
+            # The final value is the initial one or the last step's: a size is static
+            # only where both types give it (the step's update proves it, or it is unknown).
+            t, inner = inputs[i].type, self.inner_outputs[o].type
+            if not isinstance(t, TensorType) or t == inner:
+                types.append(t)
+                continue
+            types.append(t.clone(shape=tuple(a if a == b else None
+                                             for a, b in zip(t.shape, inner.shape))))
         return types
 
     # -- running ----------------------------------------------------------------

@@ -1,8 +1,9 @@
 """The Scan node lowers to one numba function with the time loop inside.
 
-The step graph becomes a graph function of the same generated module (so
-numba can inline it into the loop, and the disk cache holds loop and step
-together); nested scans recurse through `ModuleBuilder.add_graph`. Every
+The step graph becomes a graph function of the same generated module, which
+the loop calls `separately` (compiled once on its own, not again inside the
+loop; the disk cache holds loop and step as two entries); nested scans recurse
+through `ModuleBuilder.add_graph`. Every
 position comes from `ScanInfo`. The generated loop:
 
     check n_steps against every sequence and initial buffer (same messages
