@@ -27,6 +27,7 @@ from .grad import scan_grad
 from .info import ROW_SUM, ScanInfo
 from .profiling import ScanProfile
 from .rop import scan_rop
+from .step_errors import STEP_ERRORS, step_error
 from .utils import (as_shape_var, check_closed, checked_origins, graph_signature, infer_shapes,
                     simplified, without_size_reads)
 
@@ -268,7 +269,10 @@ class Scan(Op):
                     args[i] = buf[(t + off) % len(buf) if b.ring else t + off]
             for k, i in enumerate(info.inner_in_shared):
                 args[i] = shared[k]
-            values = program(*args)
+            try:
+                values = program(*args)
+            except STEP_ERRORS as exc:
+                raise step_error(self, exc, t) from None
             for b, buf in zip(info.buffers, bufs):
                 for o, off in zip(b.inner_outputs, b.out_offsets):
                     self._write(buf, (t + off) % len(buf) if b.ring else t + off, values[o], t, o)
