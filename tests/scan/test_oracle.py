@@ -11,19 +11,15 @@ import os
 
 from hypothesis import HealthCheck, given, settings
 
-import pytest
-
 from .oracle import mutate
 from .oracle.check import check_program, reproducer
 from .oracle.program import E, NonSeq, Out, Program, Seq
 from .oracle.strategy import programs
 
-#: KNOWN BUG FLAG: restrictions away from bugs whose fixes are not merged yet (see
-#: oracle.strategy.RESTRICTIONS). "known_bug_taps" is issue 20's bug (a), the tap rule
-#: (h/taps): remove it from the default once that fix is in main. BPTT_ORACLE_KNOWN_BUGS=""
-#: draws the full space now (it fails at once on bug (a)).
-KNOWN_BUGS = tuple(n for n in os.environ.get("BPTT_ORACLE_KNOWN_BUGS", "known_bug_taps")
-                   .split(",") if n)
+#: Restrictions away from a known bug while its fix is not merged (names of
+#: oracle.strategy.RESTRICTIONS, comma-separated in BPTT_ORACLE_KNOWN_BUGS); CI draws the
+#: full space.
+KNOWN_BUGS = tuple(n for n in os.environ.get("BPTT_ORACLE_KNOWN_BUGS", "").split(",") if n)
 
 _SETTINGS = dict(derandomize=True, deadline=None, database=None, print_blob=True,
                  suppress_health_check=list(HealthCheck))
@@ -81,6 +77,5 @@ def test_oracle_finds_the_pushout_rank_bug():
     assert any(m.stage == "PY" for m in found), found
 
 
-@pytest.mark.xfail(reason="issue 20 bug (a), the tap rule: fixed on h/taps, not yet in main")
 def test_issue_tap_program_agrees():
     _assert_agree(ISSUE_TAPS, modes=("PY",), grads=False)
