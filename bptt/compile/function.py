@@ -40,7 +40,8 @@ from ..graph.replace import clone_replace
 from ..graph.traversal import ancestors, graph_inputs
 from ..tensor.assertion import check_shape
 from ..tensor.type import TensorType, as_tensor_variable, constant
-from .mode import link, memo_key, optimize, recall, resolve_mode
+from .io import split_inputs
+from .mode import excluded_rewrites, link, memo_key, optimize, recall, resolve_mode
 from .profiling import FunctionProfile
 from .sharedvalue import SharedVariable
 
@@ -235,7 +236,8 @@ class Function:
     """
 
     def __init__(self, inputs, outputs, updates, givens, mode, allow_input_downcast,
-                 on_unused_input, name, profile):
+                 on_unused_input, name, profile, no_default_updates=False, input_names=None,
+                 defaults=None):
         self.name = name
         self.mode = resolve_mode(mode)
         self.allow_input_downcast = allow_input_downcast
@@ -248,13 +250,16 @@ class Function:
         pairs = _update_pairs(updates)
         targets = _replace(outs + [v for _, v in pairs], given)
         outs, pairs = targets[:len(outs)], [(k, v) for (k, _), v in zip(pairs, targets[len(outs):])]
-        pairs, shared_vars = self._add_default_updates(outs, pairs, given)
+        self._graph = (outs, pairs)   # as given, for pickling (see "Pickling" below)
+        pairs, shared_vars = self._add_default_updates(outs, pairs, given, no_default_updates)
         self._check_unused(outs + [v for _, v in pairs], on_unused_input)
         self.shared = shared_vars
         self.update_vars = [k for k, _ in pairs]
         self.n_outputs = len(outs)
         self.profile = FunctionProfile(name) if profile else None
+        self._defaults = dict(defaults or {})
         self._build(outs, pairs)
+        self._index.update({n: i for i, n in (input_names or {}).items()})
 
     def _check_inputs(self, inputs):
         inputs = list(inputs)
@@ -272,13 +277,19 @@ class Function:
             raise ValueError(f"function: {dup.describe()} appears twice in the inputs list")
         return inputs
 
-    def _add_default_updates(self, outs, pairs, given):
-        """Add default updates of the shared variables read, until none is new."""
+    def _add_default_updates(self, outs, pairs, given, no_default_updates=False):
+        """Add default updates of the shared variables read, until none is new.
+
+        ``no_default_updates`` True adds none; a list adds none for its variables.
+        """
         explicit = {k for k, _ in pairs}
+        skip = set(no_default_updates) if isinstance(no_default_updates, (list, tuple)) else set()
         while True:
             shared = _shared_inputs(outs + [v for _, v in pairs], [k for k, _ in pairs])
+            if no_default_updates is True:
+                return pairs, shared
             extra = [(sv, sv.default_update) for sv in shared
-                     if sv.default_update is not None and sv not in explicit]
+                     if sv.default_update is not None and sv not in explicit and sv not in skip]
             if not extra:
                 return pairs, shared
             extra = _update_pairs(extra)
@@ -306,7 +317,7 @@ class Function:
         key = memo_key(fgraph, self.mode)
         t1 = time.perf_counter()
         self._fgraph, self._fn = fgraph, recall(fgraph, key)   # compiled before: no rewrites
-        self._rewritten, self._exclude = self._fn is None, config.exclude_rewrites
+        self._rewritten, self._exclude = self._fn is None, excluded_rewrites()
         t2 = t3 = time.perf_counter()
         if self._fn is None:
             optimize(fgraph, self.mode)
@@ -350,7 +361,9 @@ class Function:
                 raise TypeError(f"{self._label()}: input {key!r} given twice")
             values[i], filled[i] = val, True
         for i, ok in enumerate(filled):
-            if not ok:
+            if not ok and i in self._defaults:
+                values[i] = self._defaults[i]
+            elif not ok:
                 raise TypeError(f"{self._label()}: missing a value for input {i} "
                                 f"({self.inputs[i].describe()})")
         return values
@@ -384,6 +397,36 @@ class Function:
 
         return debugprint(self, file=file)
 
+    # -- Pickling ------------------------------------------------------------
+    # A function pickles as the graph it was given (inputs, outputs and update
+    # pairs after givens, default updates included), its mode and options; its
+    # shared variables travel inside that graph with their values (a container
+    # pickled once per pickle, so variables shared by several functions pickled
+    # together stay one variable). Unpickling compiles again, which the graph
+    # memo and numba's disk cache make a load when this machine compiled the
+    # graph before. copy.deepcopy uses the same path: the copy computes from
+    # copies of the shared variables.
+    def __reduce__(self):
+        outs, pairs = self._graph
+        outputs = None if self.no_outputs else (outs[0] if self.single else list(outs))
+        pairs = [(k, v) for k, v in pairs] + [
+            (sv, sv.default_update) for sv in self.update_vars if sv not in dict(pairs)]
+        names = {i: n for n, i in self._index.items() if n != self.inputs[i].name}
+        state = {"inputs": list(self.inputs), "outputs": outputs, "updates": pairs,
+                 "mode": self.mode, "allow_input_downcast": self.allow_input_downcast,
+                 "name": self.name, "profile": self.profile is not None,
+                 "input_names": names, "defaults": self._defaults}
+        return (_unpickle_function, (type(self), state))
+
+
+def _unpickle_function(cls, state):
+    f = cls.__new__(cls)
+    Function.__init__(f, state["inputs"], state["outputs"], state["updates"], None,
+                      state["mode"], state["allow_input_downcast"], "ignore", state["name"],
+                      state["profile"], no_default_updates=True,
+                      input_names=state["input_names"], defaults=state["defaults"])
+    return f
+
 
 def _shared_inputs(outputs, extra=()):
     found = [v for v in graph_inputs(outputs) if isinstance(v, SharedVariable)]
@@ -394,13 +437,15 @@ def _shared_inputs(outputs, extra=()):
 
 
 def function(inputs, outputs=None, updates=None, givens=None, mode=None,
-             allow_input_downcast=None, on_unused_input="raise", name=None, profile=False):
+             allow_input_downcast=None, on_unused_input="raise", name=None, profile=False,
+             no_default_updates=False):
     """Compile a graph into a callable.
 
     Parameters
     ----------
-    inputs : list of Variable
-        The call's arguments, in order (they may also be passed by name).
+    inputs : list of Variable or In
+        The call's arguments, in order (they may also be passed by name). An
+        `In` gives an input a default value or another keyword name.
     outputs : Variable, list of Variable or None
         A single variable makes the function return one value; a list (or
         tuple) makes it return a list; None makes it return None.
@@ -424,6 +469,9 @@ def function(inputs, outputs=None, updates=None, givens=None, mode=None,
         Used in error messages and the profile.
     profile : bool
         Record calls and time in ``f.profile``.
+    no_default_updates : bool or list of SharedVariable
+        True: apply no shared variable's ``default_update`` (random streams
+        then repeat their draws); a list: none of those variables'.
 
     Returns
     -------
@@ -431,5 +479,6 @@ def function(inputs, outputs=None, updates=None, givens=None, mode=None,
     """
     if not isinstance(inputs, (list, tuple)):
         raise TypeError("function: inputs must be a list of variables")
+    inputs, names, defaults = split_inputs(inputs)
     return Function(inputs, outputs, updates, givens, mode, allow_input_downcast,
-                    on_unused_input, name, profile)
+                    on_unused_input, name, profile, no_default_updates, names, defaults)

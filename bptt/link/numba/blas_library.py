@@ -8,7 +8,7 @@ where it exists, rather than the one scipy's wheels ship (which numba's
 
 * NumPy's copy is the newer build, and faster in float32: one LSTM step
   product (32 x 128 @ 128 x 512) took 66 us in it against 90 us in scipy's
-  OpenBLAS 0.3.30, equal in float64 (helper measurement, session 5);
+  OpenBLAS 0.3.30, equal in float64 (one product timed alone);
 * one thread pool for NumPy and bptt, set together (``OPENBLAS_NUM_THREADS``,
   threadpoolctl).
 
