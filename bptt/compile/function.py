@@ -19,6 +19,11 @@ linked graph runs once and computes every output and every update value,
 and only then are the updates written. A call that raises therefore leaves
 every shared variable as it was. The executor guarantees that no returned
 array shares memory with an argument, a shared value or another output.
+
+Threads: a function with updates holds the locks of the shared variables it
+updates (`sharedvalue.Container`) from reading them to writing their new
+values, so concurrent calls lose no update; a function without updates
+takes no lock.
 """
 from __future__ import annotations
 
@@ -167,12 +172,16 @@ def _call_glue(in_types, n_shared, n_outputs, n_updates, result):
             x0, = args
             if not (type(x0) is ndarray and x0.dtype is dt0 and x0.ndim == 1):
                 x0 = convert0(x0)
-            r = execute(x0, s0[0])
-            u0[0] = r[1]
+            with l0:
+                r = execute(x0, s0[0])
+                u0[0] = r[1]
             return r[0]
 
     Updates are written only after ``execute`` returned, so a call that
-    raises changes no shared variable.
+    raises changes no shared variable. ``l0, l1, ...`` are the locks of the
+    updated variables (in creation order): calls from several threads read,
+    compute and write them one at a time, so no update is lost. A function
+    without updates takes no lock, and its calls run in parallel.
     """
     xs = [f"x{k}" for k in range(len(in_types))]
     lines = ["def run(args):"]
@@ -184,8 +193,12 @@ def _call_glue(in_types, n_shared, n_outputs, n_updates, result):
             lines.append(f"    x{k} = convert{k}(x{k})")
         else:
             lines += [f"    if not ({check}):", f"        x{k} = convert{k}(x{k})"]
-    lines.append(f"    r = execute({', '.join(xs + [f's{k}[0]' for k in range(n_shared)])})")
-    lines += [f"    u{k}[0] = r[{n_outputs + k}]" for k in range(n_updates)]
+    ind = "    "
+    if n_updates:
+        lines.append(f"    with {', '.join(f'l{k}' for k in range(n_updates))}:")
+        ind = "        "
+    lines.append(f"{ind}r = execute({', '.join(xs + [f's{k}[0]' for k in range(n_shared)])})")
+    lines += [f"{ind}u{k}[0] = r[{n_outputs + k}]" for k in range(n_updates)]
     lines.append({"single": "    return r[0]", "none": "    return None",
                   "list": f"    return r[:{n_outputs}]"}[result])
     return "\n".join(lines) + "\n"
@@ -327,6 +340,8 @@ class Function:
                 ns[f"dt{k}"] = v.type.numpy_dtype
         ns.update({f"s{k}": sv.container for k, sv in enumerate(self.shared)})
         ns.update({f"u{k}": sv.container for k, sv in enumerate(self.update_vars)})
+        locks = sorted((sv.container for sv in self.update_vars), key=lambda c: c.order)
+        ns.update({f"l{k}": c.lock for k, c in enumerate(locks)})
         exec(compile(self.glue, f"<bptt function {self.name or ''}>", "exec"), ns)  # noqa: S102
         self._run = ns["run"]
 

@@ -20,3 +20,5 @@ from .optim import (Schedule as Schedule, adagrad as adagrad, adam as adam, adam
                     warmup_schedule as warmup_schedule)
 from .recurrent import (GRU as GRU, GRUCell as GRUCell, LSTM as LSTM, LSTMCell as LSTMCell,
                         RNN as RNN, RNNCell as RNNCell)
+from .train import (History as History, fit as fit, load_checkpoint as load_checkpoint,
+                    plot_history as plot_history, save_checkpoint as save_checkpoint)

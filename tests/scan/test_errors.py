@@ -180,8 +180,10 @@ def test_inlined_step_names_a_too_short_sequence(mode, n_steps):
     out, _ = bptt.scan(lambda a, b: a - b, sequences=dict(input=x, taps=[0, 2]),
                        n_steps=n_steps, name="short")
     f = bptt.function([x], out, mode=mode)
-    # Backwards in time, the sequence is read from its end: x[2] - x[0].
-    np.testing.assert_allclose(f(np.array([1.0, 2.0, 5.0])), [-4.0 * n_steps])
+    # Three rows allow one position, forwards or backwards: x[0] - x[2].
+    np.testing.assert_allclose(f(np.array([1.0, 2.0, 5.0])), [-4.0])
+    # Backwards, the step is the last position: x[1] - x[3].
+    np.testing.assert_allclose(f(np.array([1.0, 2.0, 5.0, 9.0])), [-4.0 if n_steps == 1 else -7.0])
     with pytest.raises(ValueError, match=r"scan 'short': sequence 'x' \(taps \[0, 2\]\) has 2 "
                                          r"rows, but 1 step with these taps needs 3"):
         f(np.array([1.0, 2.0]))
