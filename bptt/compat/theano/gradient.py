@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from bptt.errors import (DisconnectedInputError as DisconnectedInputError,
                          GradientError as GradientError, NullTypeGradError as NullTypeGradError)
-from bptt.grad import (Lop as Lop, Rop as Rop, hessian as hessian, jacobian as jacobian,
-                       verify_grad as verify_grad)
+from bptt.grad import Lop as Lop, Rop as Rop, hessian as hessian, jacobian as jacobian
+from bptt.grad import verify_grad as _bptt_verify_grad
 from bptt.grad import grad as _bptt_grad
 from bptt.tensor import zero_grad as zero_grad
 
@@ -39,3 +39,17 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise",
                       disconnected_inputs=disconnected_inputs,
                       return_disconnected=return_disconnected, known_grads=known_grads,
                       null_gradients=null_gradients)
+
+
+def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, out_type=None, abs_tol=None,
+                rel_tol=None, mode=None, cast_to_output_type=False, no_debug_ref=True):
+    """`bptt.verify_grad` with Theano's signature (`out_type`, `cast_to_output_type`
+    and `no_debug_ref` change nothing). Raises ``verify_grad.E_grad``, which is
+    `bptt.GradientError`."""
+    from .compile.mode import bptt_mode
+
+    return _bptt_verify_grad(fun, pt, n_tests=n_tests, rng=rng, eps=eps, abs_tol=abs_tol,
+                             rel_tol=rel_tol, mode=bptt_mode(mode))
+
+
+verify_grad.E_grad = GradientError
