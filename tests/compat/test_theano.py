@@ -211,6 +211,8 @@ def test_grad_of_an_integer_cost_is_zero():
     x = T.dvector("x")
     g = T.grad(T.argmax(x), x)
     np.testing.assert_array_equal(theano.function([x], g, mode="PY")([1.0, 3.0]), [0.0, 0.0])
+    with pytest.raises(bptt.DisconnectedInputError):   # as for a float cost
+        T.grad(T.argmax(x), T.dvector("unrelated"))
 
 
 def test_maker_fgraph_is_a_read_only_view_of_the_compiled_graph():

@@ -26,19 +26,39 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise",
     An integer cost is allowed, as in Theano: it is not differentiable, so
     every gradient of it is zero (bptt's own `grad` asks for a float cost).
     """
-    from bptt.tensor import as_tensor_variable, zeros_like
+    from bptt.tensor import as_tensor_variable
 
     if cost is not None:
         cost = as_tensor_variable(cost)
         if cost.ndim == 0 and cost.dtype[0] in "iub":
-            single = not isinstance(wrt, (list, tuple))
-            zeros = [zeros_like(w, dtype=w.dtype if w.dtype[0] == "f" else None)
-                     for w in ([wrt] if single else wrt)]
-            return zeros[0] if single else zeros
+            return _integer_cost_grad(cost, wrt, disconnected_inputs)
     return _bptt_grad(cost, wrt, consider_constant=consider_constant,
                       disconnected_inputs=disconnected_inputs,
                       return_disconnected=return_disconnected, known_grads=known_grads,
                       null_gradients=null_gradients)
+
+
+def _integer_cost_grad(cost, wrt, disconnected_inputs):
+    """Zeros for every `wrt` entry the integer `cost` depends on; the others are
+    disconnected, as for a float cost."""
+    import warnings
+
+    from bptt.graph.traversal import ancestors
+    from bptt.tensor import zeros_like
+
+    single = not isinstance(wrt, (list, tuple))
+    reached = set(ancestors([cost]))
+    out = []
+    for i, w in enumerate([wrt] if single else wrt):
+        if w not in reached:
+            msg = (f"grad: the cost does not depend on wrt[{i}], {w.describe()}; pass "
+                   "disconnected_inputs='ignore' (or 'warn') if this is expected")
+            if disconnected_inputs == "raise":
+                raise DisconnectedInputError(msg)
+            if disconnected_inputs == "warn":
+                warnings.warn(msg, stacklevel=3)
+        out.append(zeros_like(w))
+    return out[0] if single else out
 
 
 def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, out_type=None, abs_tol=None,
