@@ -44,6 +44,7 @@ import numpy as np
 from ...config import config
 from ...graph.basic import Constant
 from ...graph.traversal import toposort
+from ..blas_threads import refresh
 from .allocator import tune_malloc
 from .cache import load_module, module_name
 from .registry import Kernel, Loop, numba_funcify
@@ -305,6 +306,7 @@ def call_glue(in_types, out_types):
             if not (i0.flags.carray and i0.dtype is dt0):
                 i0 = canonical(i0, dt0)
             i1 = i1[()]
+            blas_threads()
             r = fn(i0, i1)
             o0 = r[0]
             b = o0.base
@@ -325,7 +327,8 @@ def call_glue(in_types, out_types):
                   f"        i{k} = canonical(i{k}, dt{k})"]
     lines += [f"    i{k} = i{k}[()]" for k, t in enumerate(in_types) if getattr(t, "ndim", None) == 0]
     # Compiled code raises (template, values...); reformat builds the message (see errors.py).
-    lines += ["    try:", f"        r = fn({params})", "    except Exception as e:",
+    lines += ["    blas_threads()",   # the BLAS threads rule, for this call (link/blas_threads.py)
+              "    try:", f"        r = fn({params})", "    except Exception as e:",
               "        raise reformat(e) from None"]
     seen = []
     for j, t in enumerate(out_types):
@@ -352,7 +355,7 @@ def _glue_namespace(fn, in_types, out_types):
     from .errors import reformat
 
     ns = {"fn": fn, "canonical": _canonical, "asarray": np.asarray, "MemInfo": _meminfo_class(),
-          "reformat": reformat}
+          "reformat": reformat, "blas_threads": refresh}
     ns.update({f"dt{k}": np.dtype(t.dtype) for k, t in enumerate(in_types)
                if getattr(t, "ndim", 0)})
     ns.update({f"odt{j}": np.dtype(t.dtype) for j, t in enumerate(out_types)
