@@ -19,7 +19,7 @@ Method:
    ``torch.set_num_threads(1)``, single-threaded XLA flags) and is pinned to
    one CPU (``os.sched_setaffinity``, where the OS has it): JAX 0.10 ignores
    the XLA flags and ran rnn-large on two threads (CPU time 1.9x its wall
-   time, session 5), so the flags alone do not make a one-core comparison.
+   time), so the flags alone do not make a one-core comparison.
    Python bytecode is as an installed package has it: bptt's source and
    ``benchmarks/`` are byte-compiled once before the first child (``pip``
    does that at install; the libraries in the environment already have
@@ -75,8 +75,8 @@ Method:
 bptt is imported from a clean export of the committed HEAD (``git archive``),
 not from the working tree, unless ``--bptt-src worktree``.
 
-Writes ``results/peers.md`` (table), ``results/peers.json`` (raw numbers) and
-``results/peers.png`` (ratios).
+Writes ``results/peers-<date>-<commit>.md`` (tables), ``.json`` (raw numbers) and
+``.png`` (ratios), ``-worktree`` appended to the name with ``--bptt-src worktree``.
 """
 from __future__ import annotations
 
@@ -692,16 +692,27 @@ def plot(results, path):
     plt.close(fig)
 
 
+def result_stem(results):
+    """``peers-<date>-<commit>``: a run's files are named by its day and bptt's commit
+    (``-worktree`` appended when the working tree was measured)."""
+    meta = results["meta"]
+    stem = f"peers-{meta['date'][:10]}-{meta['commit']}"
+    return stem + ("-worktree" if meta["bptt_src"].startswith("the working tree") else "")
+
+
 def write_outputs(results, out_dir):
+    """Write the run's .md, .json and .png into `out_dir`; returns their path without suffix."""
     os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "peers.md"), "w") as f:
+    base = os.path.join(out_dir, result_stem(results))
+    with open(base + ".md", "w") as f:
         f.write(markdown(results))
-    with open(os.path.join(out_dir, "peers.json"), "w") as f:
+    with open(base + ".json", "w") as f:
         json.dump(results, f, indent=1)
     if importlib.util.find_spec("matplotlib"):
-        plot(results, os.path.join(out_dir, "peers.png"))
+        plot(results, base + ".png")
     else:
         print("matplotlib is not installed: no plot (pip install -e '.[bench]')")
+    return base
 
 
 def versions(impls):
@@ -830,10 +841,10 @@ def main(argv=None):
         "compile": [{"impl": i, "kind": k, "dtype": d, **c} for (i, k, d), c in compiles.items()],
         "rows": [{"case": c, "dtype": d, "impl": i, **r} for (c, d, i), r in rows.items()],
     }
-    write_outputs(results, a.out)
+    base = write_outputs(results, a.out)
     print()
     print(markdown(results))
-    print(f"\nwrote {a.out}/peers.md, peers.json, peers.png")
+    print(f"\nwrote {base}.md, .json and .png")
     return results
 
 

@@ -4,6 +4,7 @@ The reference is checked against bptt's gradient (PY mode: no compilation) on
 tiny cases; the driver's parsing, summary and table are checked on a fake
 result. Nothing here measures speed.
 """
+import json
 import mmap
 import os
 import sys
@@ -95,6 +96,17 @@ def test_summary_and_table():
     assert "| rnn-large | torch | - | - | - | 25.0 | - | skipped: torch is not installed |" in text
     assert "| bptt | rnn | float64 | 5.00 | 4.00 | 0.50 | 0.40 | 2.00 | 2.50 | 1.25 |" in text
     assert "| jax | rnn | float64 | failed: boom" in text
+
+
+def test_outputs_are_named_by_date_and_commit(tmp_path):
+    results = fake_results()
+    results["meta"]["date"] = "2026-11-20 21:31"
+    base = peers.write_outputs(results, str(tmp_path))
+    assert os.path.basename(base) == "peers-2026-11-20-abc1234"
+    assert (tmp_path / "peers-2026-11-20-abc1234.md").read_text() == peers.markdown(results)
+    json.loads((tmp_path / "peers-2026-11-20-abc1234.json").read_text())
+    results["meta"]["bptt_src"] = "the working tree, /src"
+    assert peers.result_stem(results) == "peers-2026-11-20-abc1234-worktree"
 
 
 def test_nn_lstm_gate_order():

@@ -37,7 +37,7 @@ is one shared kernel, compiled once per argument types and called
 The LSTM backward step's 17 loops hold 4 repeated ones (three sigmoids of
 gate slices, six products of two arrays, three sigmoid derivatives, two
 tanh), and its forward+backward cold compile fell from 17.7-17.9 to
-12.5-12.8 CPU s (``benchmarks/compile_profile.py lstm``, session 9); the
+12.5-12.8 CPU s (``benchmarks/compile_profile.py lstm``); the
 RNN's loops are all different and stay inline. Every loop a call was tried:
 the same compile gain, but ~35 ns per call at run time (rnn-small, three
 loops per step pair: 0.73 -> 0.83 ms per call), and nothing to share for a
