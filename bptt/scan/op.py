@@ -276,9 +276,13 @@ class Scan(Op):
             for b, buf in zip(info.buffers, bufs):
                 for o, off in zip(b.inner_outputs, b.out_offsets):
                     self._write(buf, (t + off) % len(buf) if b.ring else t + off, values[o], t, o)
+            # Summed nit_sots first: a step value may be a view of a sequence row that a
+            # nit_sot stored in that sequence (`nit_sot_into_seq`) overwrites below.
             for k, o in enumerate(info.inner_out_nit_sot):
                 if info.nit_sot_sum(k) is not None:
                     nits[k] = self._add_product(k, nits[k], inputs, t, values[o])
+            for k, o in enumerate(info.inner_out_nit_sot):
+                if info.nit_sot_sum(k) is not None:
                     continue
                 if nits[k] is None:
                     nits[k] = self._nit_rows(k, lengths[k], np.shape(values[o]), inputs)
