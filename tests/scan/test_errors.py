@@ -265,3 +265,17 @@ def test_nested_scan_error_names_both_scans(mode):
     msg = _raised(ValueError, f, np.ones((2, 3, 2)), np.ones((3, 2)))
     assert msg.startswith("scan 'outer': at step 0, in scan 'inner': at step 0, "), msg
     assert "W of shape (3, 2)" in msg
+
+
+def test_error_in_a_product_moved_out_of_the_loop_names_the_step_expression(mode):
+    """``dot(x_t, W)`` is computed for all steps before the loop (scan_pushout_seqs): a W
+    of the wrong number of rows still names the scan and the step's expression, not only
+    'cannot reshape the array'."""
+    x, h0, W = T.tensor3("x"), T.matrix("h0"), T.matrix("W")
+    hs, _ = bptt.scan(lambda x_t, h, W: T.tanh(T.dot(x_t, W) + h), sequences=x,
+                      outputs_info=h0, non_sequences=[W], name="rnn")
+    f = bptt.function([x, h0, W], hs, mode=mode)
+    assert f(np.ones((3, 1, 4)), np.zeros((1, 4)), np.eye(4)).shape == (3, 1, 4)
+    msg = _raised(ValueError, f, np.ones((3, 1, 4)), np.zeros((1, 4)), np.ones((6, 4)))
+    assert msg.startswith("scan 'rnn': (x[t+0] dot W) (computed for all steps before the "
+                          "loop) failed: "), msg
