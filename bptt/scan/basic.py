@@ -372,7 +372,7 @@ def _tap_rows(s, var, k, flip):
     from ..tensor.shape import shape_i
 
     off = _tap_offset(s, k, flip)
-    if off != s.span or flip is False or flip is True:
+    if isinstance(flip, bool) or s.offset(k, False) == s.offset(k, True):
         return (_directed(var, flip)[off:] if off else _directed(var, flip)), off
     positions = maximum(shape_i(var, 0) - s.span, np.int64(0))
     return _directed(var[k - s.lo:k - s.lo + positions], flip), off
@@ -380,7 +380,7 @@ def _tap_rows(s, var, k, flip):
 
 def _tap_offset(s, k, flip):
     fwd, bwd = s.offset(k, False), s.offset(k, True)
-    if flip is False or flip is True or fwd == bwd:
+    if isinstance(flip, bool) or fwd == bwd:
         return bwd if flip is True else fwd
     return s.span
 

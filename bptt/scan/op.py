@@ -538,6 +538,26 @@ class Scan(Op):
                 pattern[i][own] = True
         return pattern
 
+    def work_bound(self, node):
+        """Elements the loop computes at most (constant folding's bound), or None.
+
+        Known when ``n_steps`` is a constant (a while loop runs at most that
+        many steps) and every node of the step has static output shapes.
+        """
+        from ..graph.basic import Constant
+        from ..graph.traversal import toposort
+        from ..tensor.rewriting.constant_folding import work_bound
+
+        if not isinstance(node.inputs[0], Constant):
+            return None
+        per_step = 1   # a step that computes nothing still costs a step
+        for inner in toposort(self.inner_outputs):
+            w = work_bound(inner)
+            if w is None:
+                return None
+            per_step += w
+        return abs(int(node.inputs[0].data)) * per_step
+
     def infer_shape(self, fgraph, node, input_shapes):
         """Output shapes from input shapes (see the layout in `ScanInfo`).
 

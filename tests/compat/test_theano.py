@@ -211,6 +211,8 @@ def test_grad_of_an_integer_cost_is_zero():
     x = T.dvector("x")
     g = T.grad(T.argmax(x), x)
     np.testing.assert_array_equal(theano.function([x], g, mode="PY")([1.0, 3.0]), [0.0, 0.0])
+    with pytest.raises(bptt.DisconnectedInputError):   # as for a float cost
+        T.grad(T.argmax(x), T.dvector("unrelated"))
 
 
 def test_maker_fgraph_is_a_read_only_view_of_the_compiled_graph():
@@ -265,3 +267,16 @@ def test_a_theano_function_deep_copies_with_its_model():
     assert best.train([1.0, 2.0]) == 3.0
     np.testing.assert_array_equal(best.w.get_value(), [2.0, 3.0])
     assert hasattr(best.train, "maker")
+
+
+def test_verify_grad_takes_theano_arguments():
+    rng = np.random.RandomState(0)
+    T.verify_grad(lambda a: T.tanh(a).sum(), [rng.rand(3)], 2, rng, None, None, mode="PY")
+    assert T.verify_grad.E_grad is bptt.GradientError
+    with pytest.raises(T.verify_grad.E_grad):
+        T.verify_grad(lambda a: _wrong_gradient(a), [rng.rand(3)], rng=rng, mode="PY")
+
+
+def _wrong_gradient(a):
+    # a * zero_grad(a): the value of a ** 2, the gradient of a * c: half the true one.
+    return (a * theano.gradient.zero_grad(a)).sum()

@@ -47,6 +47,7 @@ from ...graph.evaluate import PerformProgram
 from ...graph.traversal import toposort
 from ...scan.op import Scan
 from ...scan.step_errors import STEP_ERRORS
+from ..blas_threads import refresh
 from .allocator import tune_malloc
 from .cache import load_module, module_name
 from .registry import Kernel, Loop, numba_funcify
@@ -308,6 +309,7 @@ def call_glue(in_types, out_types):
             if not (i0.flags.carray and i0.dtype is dt0):
                 i0 = canonical(i0, dt0)
             i1 = i1[()]
+            blas_threads()
             r = fn(i0, i1)
             o0 = r[0]
             b = o0.base
@@ -328,7 +330,8 @@ def call_glue(in_types, out_types):
                   f"        i{k} = canonical(i{k}, dt{k})"]
     lines += [f"    i{k} = i{k}[()]" for k, t in enumerate(in_types) if getattr(t, "ndim", None) == 0]
     # Compiled code raises (template, values...); reformat builds the message (see errors.py).
-    lines += ["    try:", f"        r = fn({params})", "    except Exception as e:",
+    lines += ["    blas_threads()",   # the BLAS threads rule, for this call (link/blas_threads.py)
+              "    try:", f"        r = fn({params})", "    except Exception as e:",
               f"        raise diagnose(reformat(e), ({params})) from None"]
     seen = []
     for j, t in enumerate(out_types):
@@ -355,7 +358,7 @@ def _glue_namespace(fn, in_types, out_types):
     from .errors import reformat
 
     ns = {"fn": fn, "canonical": _canonical, "asarray": np.asarray, "MemInfo": _meminfo_class(),
-          "reformat": reformat, "diagnose": lambda exc, args: exc}
+          "reformat": reformat, "diagnose": lambda exc, args: exc, "blas_threads": refresh}
     ns.update({f"dt{k}": np.dtype(t.dtype) for k, t in enumerate(in_types)
                if getattr(t, "ndim", 0)})
     ns.update({f"odt{j}": np.dtype(t.dtype) for j, t in enumerate(out_types)
