@@ -14,6 +14,10 @@ An error from a nested scan already names its scan and step: the outer one adds 
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import time
+
 from ..graph.basic import Constant
 from ..graph.evaluate import failure
 from ..graph.expression import expression
@@ -21,6 +25,28 @@ from ..graph.traversal import toposort
 
 #: Errors a step raises because of its values (shapes, indices): the ones restated.
 STEP_ERRORS = (ValueError, IndexError)
+
+_DEADLINE = contextvars.ContextVar("bptt_step_error_deadline", default=None)
+
+
+class OutOfTime(Exception):
+    """Raised by a loop run under `time_budget` once the budget is spent."""
+
+
+@contextlib.contextmanager
+def time_budget(seconds):
+    """Loops run inside stop with `OutOfTime` after about `seconds` (checked every 256 steps)."""
+    token = _DEADLINE.set(time.perf_counter() + seconds)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def check_time_budget():
+    deadline = _DEADLINE.get()
+    if deadline is not None and time.perf_counter() > deadline:
+        raise OutOfTime()
 
 
 def step_error(op, exc, step):
