@@ -80,6 +80,7 @@ from ...tensor.rewriting.sizes import dim_key, size_facts, value_key
 from ...tensor.subtensor import Subtensor, getitem
 from ..args import ScanArgs
 from ..op import Scan
+from ..step_errors import mark_moved_out
 from .basic import rebuild
 from .chunks import chunk_terms, is_step_sum
 
@@ -263,6 +264,7 @@ def scan_pushout_seqs(fgraph, node):
     # n_steps, not the user's (offset None: not checked against taps).
     mapping = {v: args.add_seq(stacked[v], inner_type=v.type, origin=None if origin[v] is None
                                else origin[v]._replace(offset=None)) for v in moved}
+    mark_moved_out(fgraph, node, {v: stacked[v] for v in moved})   # errors name the step's value
     args.replace_inner(mapping)
     return rebuild(node, args)[0]
 
