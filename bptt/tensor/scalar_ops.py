@@ -601,3 +601,15 @@ class Identity(_Unary):
 
     def partials(self, inputs, output):
         return [1]
+
+
+class ZeroGrad(Identity):
+    """The identity whose derivative is zero (a value the gradient treats as constant)."""
+
+    name = "zero_grad"
+
+    def impl(self, x):
+        return np.array(x, copy=True)
+
+    def partials(self, inputs, output):
+        return [0]

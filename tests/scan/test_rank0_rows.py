@@ -214,3 +214,53 @@ def test_issue_program_against_a_numpy_loop(mode):
             x = x + np.tanh(y)
             want.append(x)
         np.testing.assert_allclose(f(*values)[0], want, rtol=1e-12)
+
+
+def check_function(make, mode, values, passes):
+    """`make()` -> (inputs, outputs), compiled in `mode` and without rewrites: equal values,
+    and each rewrite of `passes` fired."""
+    inputs, outputs = make()
+    f = bptt.function(inputs, outputs, mode=mode, on_unused_input="ignore")
+    counts = fired(f.fgraph)
+    for p in passes:
+        assert counts[p], f"{p} did not fire"
+    inputs, outputs = make()
+    with without_rewrites():
+        ref = bptt.function(inputs, outputs, mode="PY", on_unused_input="ignore")
+    for k, (a, b) in enumerate(zip(f(*values), ref(*values))):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10, err_msg=f"output {k}")
+
+
+# -- merged outputs: a step SumTo that sums leading axes of a stored value ------------------------
+def _broadcast_rows_grads(row, u_rank):
+    """Gradients of a scan over rows v_t of static shape `row` plus rows u_t of rank
+    `u_rank` (broadcast against them) and rows c_t of rank 0. The backward step stores
+    dpre_t for v and returns SumTo(dpre_t, u_t's shape) and SumTo(dpre_t, ()) for u and c:
+    merged into one nit_sot, their rows are summed from dpre's under the time axis."""
+    v = T.tensor("float64", (None,) + row, name="v")
+    u = T.tensor("float64", (None,) + row[len(row) - u_rank:], name="u")
+    c, h0 = T.vector("c"), T.tensor("float64", row, name="h0")
+    hs, _ = bptt.scan(lambda v_t, u_t, c_t, h: T.tanh(v_t + u_t + c_t + h),
+                      sequences=[v, u, c], outputs_info=h0)
+    inputs = [v, u, c, h0]
+    return inputs, bptt.grad((hs ** 2).sum(), inputs)
+
+
+@pytest.mark.parametrize("row, u_rank", [((3, 3), 1), ((2, 3), 1), ((3,), 0)])
+@settings(max_examples=5)
+@given(steps=st.integers(1, 4), seed=seeds)
+def test_merge_outputs_sums_each_row_to_its_shape(row, u_rank, steps, seed):
+    rng = np.random.default_rng(seed)
+    u_row = row[len(row) - u_rank:]
+    values = [rng.uniform(-1, 1, (steps,) + row), rng.uniform(-1, 1, (steps,) + u_row),
+              rng.uniform(-1, 1, steps), rng.uniform(-1, 1, row)]
+    check_function(lambda: _broadcast_rows_grads(row, u_rank), "PY", values,
+                   ("scan_merge_outputs",))
+
+
+def test_merge_outputs_in_numba():
+    rng = np.random.default_rng(2)
+    values = [rng.uniform(-1, 1, (3, 3, 3)), rng.uniform(-1, 1, (3, 3)), rng.uniform(-1, 1, 3),
+              rng.uniform(-1, 1, (3, 3))]
+    check_function(lambda: _broadcast_rows_grads((3, 3), 1), "NUMBA", values,
+                   ("scan_merge_outputs",))
