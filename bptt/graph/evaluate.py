@@ -56,17 +56,33 @@ class PerformProgram:
             try:
                 node.op.perform(node, [store[s] for s in ins], cells)
             except Exception as exc:
-                _annotate(exc, node)
+                _annotate(exc, node, [store[s] for s in ins])
                 raise
             for s, cell, var in zip(outs, cells, node.outputs):
                 store[s] = cell[0]
         return [store[s] for s in self.output_slots]
 
 
-def _annotate(exc, node):
+def _annotate(exc, node, values):
     note = f"while computing {node.op} (inputs: {', '.join(v.describe() for v in node.inputs)})"
     if note not in getattr(exc, "__notes__", []):
         exc.add_note(note)
+    if not hasattr(exc, "bptt_failed"):
+        exc.bptt_failed = Failure(node, tuple(getattr(v, "shape", None) for v in values))
+
+
+class Failure:
+    """Where a `PerformProgram` call failed: the innermost node whose `perform` raised
+    (a node of an inner graph when an op runs one) and the shapes of its input values.
+    Ops running inner graphs read it (``exc.bptt_failed``) to name the failing step."""
+
+    def __init__(self, node, input_shapes):
+        self.node, self.input_shapes = node, input_shapes
+
+
+def failure(exc):
+    """The `Failure` recorded on `exc` by a `PerformProgram`, or None."""
+    return getattr(exc, "bptt_failed", None)
 
 
 def evaluate(outputs, givens):

@@ -27,6 +27,7 @@ from .grad import scan_grad
 from .info import ROW_SUM, ScanInfo
 from .profiling import ScanProfile
 from .rop import scan_rop
+from .step_errors import STEP_ERRORS, step_error
 from .utils import (as_shape_var, check_closed, checked_origins, graph_signature, infer_shapes,
                     simplified, without_size_reads)
 
@@ -268,7 +269,10 @@ class Scan(Op):
                     args[i] = buf[(t + off) % len(buf) if b.ring else t + off]
             for k, i in enumerate(info.inner_in_shared):
                 args[i] = shared[k]
-            values = program(*args)
+            try:
+                values = program(*args)
+            except STEP_ERRORS as exc:
+                raise step_error(self, exc, t) from None
             for b, buf in zip(info.buffers, bufs):
                 for o, off in zip(b.inner_outputs, b.out_offsets):
                     self._write(buf, (t + off) % len(buf) if b.ring else t + off, values[o], t, o)
@@ -533,6 +537,26 @@ class Scan(Op):
             if own >= 0 and i not in info.outer_in_nit_sot:
                 pattern[i][own] = True
         return pattern
+
+    def work_bound(self, node):
+        """Elements the loop computes at most (constant folding's bound), or None.
+
+        Known when ``n_steps`` is a constant (a while loop runs at most that
+        many steps) and every node of the step has static output shapes.
+        """
+        from ..graph.basic import Constant
+        from ..graph.traversal import toposort
+        from ..tensor.rewriting.constant_folding import work_bound
+
+        if not isinstance(node.inputs[0], Constant):
+            return None
+        per_step = 1   # a step that computes nothing still costs a step
+        for inner in toposort(self.inner_outputs):
+            w = work_bound(inner)
+            if w is None:
+                return None
+            per_step += w
+        return abs(int(node.inputs[0].data)) * per_step
 
     def infer_shape(self, fgraph, node, input_shapes):
         """Output shapes from input shapes (see the layout in `ScanInfo`).

@@ -165,7 +165,7 @@ class ARange(Op):
                 raise TypeError(f"arange: bounds must be scalars, got {a.type}")
         static = None
         if all(isinstance(a, Constant) for a in args):
-            static = len(np.arange(*[a.data.item() for a in args]))
+            static = _arange_length(*[a.data for a in args])
         return Apply(self, args, [TensorType(self.dtype, (static,))()])
 
     def perform(self, node, inputs, output_storage):
@@ -182,6 +182,19 @@ class ARange(Op):
         start, stop, step = node.inputs
         n = maximum(ceil((stop - start) / step), 0)
         return [(cast(n, "int64"),)]
+
+
+def _arange_length(start, stop, step):
+    """The length of ``np.arange(start, stop, step)`` without building it (None if step is 0)."""
+    bounds = [np.asarray(a)[()] for a in (start, stop, step)]
+    if bounds[2] == 0:
+        return None
+    if all(np.issubdtype(np.asarray(b).dtype, np.integer) for b in bounds):
+        return len(range(*(int(b) for b in bounds)))
+    estimate = np.ceil((float(bounds[1]) - float(bounds[0])) / float(bounds[2]))
+    if not np.isfinite(estimate) or estimate > 1_000_000:
+        return None   # NumPy's rounding in the bounds' dtype decides; too long to build here
+    return len(np.arange(*bounds))
 
 
 def arange(start, stop=None, step=1, dtype=None):

@@ -8,6 +8,10 @@ with the PY mode. Not folded:
 * nodes with a shared variable among their inputs (a shared variable is
   never a `Constant`, so the all-constant test already excludes them);
 * results larger than `MAX_ELEMENTS`, which would bloat the compiled code;
+* nodes whose work is not bounded by `MAX_WORK` elements: an op with an
+  inner graph (a Scan) says how much it computes with ``work_bound(node)``,
+  and is folded only when that bound is known (constant ``n_steps``, static
+  shapes in the step) and small, so a build never runs a long loop;
 * nodes whose `perform` raises: the error is left for run time, where it
   names the call that caused it.
 
@@ -24,6 +28,11 @@ from ..type import TensorConstant, TensorType
 
 #: Results with more elements than this stay computed at run time.
 MAX_ELEMENTS = 10_000
+#: Elements a folded node may compute in all (a loop: summed over its steps).
+MAX_WORK = 1_000_000
+#: What one run of a node's `perform` counts for at least, in elements: calling it costs
+#: 20-100 us in Python, so a folded loop runs at most MAX_WORK / NODE_COST = 2000 nodes.
+NODE_COST = 500
 
 
 def is_stateful(node):
@@ -34,11 +43,40 @@ def is_stateful(node):
     return not all(isinstance(v.type, TensorType) for v in (*node.inputs, *node.outputs))
 
 
+def work_bound(node):
+    """An upper bound on the elements evaluating `node` computes, or None if unknown.
+
+    An op with an inner graph provides ``op.work_bound(node)``; any other
+    node computes its outputs, whose sizes its static shapes give, and
+    counts for at least `NODE_COST`.
+    """
+    own = getattr(node.op, "work_bound", None)
+    if own is not None:
+        return own(node)
+    total = NODE_COST
+    for out in node.outputs:
+        shape = getattr(out.type, "shape", None)
+        if shape is None or None in shape:
+            return None
+        total += _size(shape)
+    return total
+
+
+def _size(shape):
+    n = 1
+    for s in shape:
+        n *= int(s)   # Python ints: a product of large sizes must not wrap around
+    return n
+
+
 def _foldable(node):
     if not all(isinstance(v, Constant) for v in node.inputs) or is_stateful(node):
         return False
+    if getattr(node.op, "work_bound", None) is not None:
+        bound = work_bound(node)
+        return bound is not None and bound <= MAX_WORK
     for out in node.outputs:
-        if None not in out.type.shape and np.prod(out.type.shape, dtype=np.int64) > MAX_ELEMENTS:
+        if None not in out.type.shape and _size(out.type.shape) > MAX_ELEMENTS:
             return False
     return True
 

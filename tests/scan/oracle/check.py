@@ -73,7 +73,7 @@ def expected_values(prog, values):
     """What the function returns according to the interpreter: returned outputs, shared."""
     res = interpret(prog, values)
     outs = [y if o.use == "all" else y[-1]
-            for o, y in zip(prog.outs, res["outs"]) if o.use != "none"]
+            for o, y in zip(prog.outs, res["outs"]) if o.use not in ("none", "cost")]
     if res["twin"] is not None:
         outs.append(res["twin"])
     return outs, res
@@ -82,14 +82,15 @@ def expected_values(prog, values):
 def _graph(prog, values, grads, second):
     """The built program, and the list of (label, variable) the function computes."""
     b = build(prog, values)
-    labels = [f"out{j}" for j, o in enumerate(prog.outs) if o.use != "none"]
+    labels = [f"out{j}" for j, o in enumerate(prog.outs) if o.use not in ("none", "cost")]
     named = list(zip(labels + ["twin"], b.returned))
     if grads:
         gs = bptt.grad(b.cost, b.wrt, disconnected_inputs="ignore")
         named += [(f"grad {v.name}", g) for v, g in zip(b.wrt, gs)]
         if second and b.wrt:
             rng = np.random.default_rng(prog.seed + 1)
-            v = T.constant(rng.uniform(-1, 1, np.shape(input_values(prog, values)[0])))
+            first = input_values(prog, values)[b.wrt_values[0]]
+            v = T.constant(rng.uniform(-1, 1, np.shape(first)))
             hv = bptt.grad(T.sum(gs[0] * v), b.wrt, disconnected_inputs="ignore")
             named += [(f"hv {w.name}", h) for w, h in zip(b.wrt, hv)]
     return b, named
