@@ -19,6 +19,7 @@ others leave it. ``--sweep`` also times NumPy's product on one and two threads
 over sizes, which is how `LARGE` is chosen (run it on an idle machine).
 
 Usage: python benchmarks/blas_threads.py [--repeat 15] [--sweep] [--phases busy,idle]
+                                         [--settings "bptt,1 thread,2 threads"]
 Writes benchmarks/results/blas-threads-<date>-<commit>.md.
 """
 from __future__ import annotations
@@ -64,14 +65,17 @@ def build_graphs():
     return graphs
 
 
-def time_settings(graphs, repeat):
-    """{graph: {setting: [seconds per call]}}, settings interleaved call by call."""
+def time_settings(graphs, repeat, settings):
+    """{graph: {setting: [seconds per call]}}, settings interleaved call by call.
+
+    The order rotates from one repetition to the next: OpenBLAS's threads spin for a
+    while after a product on two threads, and slow down whatever call comes next."""
     import bptt
 
-    times = {g: {s: [] for s, _ in SETTINGS} for g in graphs}
+    times = {g: {s: [] for s, _ in settings} for g in graphs}
     for g, (f, args) in graphs.items():
-        for _ in range(repeat):
-            for s, n in SETTINGS:
+        for r in range(repeat):
+            for s, n in settings[r % len(settings):] + settings[:r % len(settings)]:
                 bptt.config.blas_threads = n
                 t0 = time.perf_counter()
                 f(*args)
@@ -89,7 +93,7 @@ def load_line():
             f"a large product {blas_threads.large_threads()} thread(s)")
 
 
-def run_phase(name, graphs, repeat, seconds):
+def run_phase(name, graphs, repeat, seconds, settings):
     from bptt.link import blas_threads
 
     workers = []
@@ -103,7 +107,7 @@ def run_phase(name, graphs, repeat, seconds):
         blas_threads.refresh()
         time.sleep(0.1)
     before = load_line()
-    times = time_settings(graphs, repeat)
+    times = time_settings(graphs, repeat, settings)
     after = load_line()
     for w in workers:
         w.terminate()
@@ -155,9 +159,13 @@ def main():
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--phases", default="busy,idle")
+    parser.add_argument("--settings", default="bptt,1 thread,2 threads",
+                        help="which of: bptt, 1 thread, 2 threads (comma-separated)")
     a = parser.parse_args()
     from bptt.link import blas_threads
 
+    chosen = a.settings.split(",")
+    settings = [(s, n) for s, n in SETTINGS if s in chosen]
     graphs = build_graphs()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
                             capture_output=True, text=True).stdout.strip() or "unknown"
@@ -167,10 +175,10 @@ def main():
            f"LARGE = {blas_threads.LARGE:,} multiply-adds; {a.repeat} calls per setting.", ""]
     for phase in a.phases.split(","):
         seconds = 1800.0   # the busy processes stop at the phase's end, or after this bound
-        before, after, times = run_phase(phase, graphs, a.repeat, seconds)
+        before, after, times = run_phase(phase, graphs, a.repeat, seconds, settings)
         out += [f"## {phase}" + (" (two busy-loop processes)" if phase == "busy" else ""), "",
                 f"- before: {before}", f"- after: {after}", ""] + phase_table(times) + [""]
-        print("\n".join(out[-(len(times) * 3 + 6):]), flush=True)
+        print("\n".join(out[-(len(times) * len(settings) + 6):]), flush=True)
     if a.sweep:
         out += ["## NumPy's product on one and two threads", "", f"- {load_line()}", ""]
         out += sweep() + [""]
