@@ -27,7 +27,7 @@ from .grad import scan_grad
 from .info import ROW_SUM, ScanInfo
 from .profiling import ScanProfile
 from .rop import scan_rop
-from .step_errors import STEP_ERRORS, step_error
+from .step_errors import STEP_ERRORS, check_time_budget, step_error
 from .utils import (as_shape_var, check_closed, checked_origins, graph_signature, infer_shapes,
                     simplified, without_size_reads)
 
@@ -269,6 +269,8 @@ class Scan(Op):
                     args[i] = buf[(t + off) % len(buf) if b.ring else t + off]
             for k, i in enumerate(info.inner_in_shared):
                 args[i] = shared[k]
+            if not t & 255:
+                check_time_budget()    # a re-run that words a compiled call's error (linker)
             try:
                 values = program(*args)
             except STEP_ERRORS as exc:
