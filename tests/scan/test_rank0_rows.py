@@ -312,14 +312,6 @@ def test_merge_outputs_sums_each_row_to_its_shape(row, u_rank, steps, seed):
                    ("scan_merge_outputs",))
 
 
-def test_merge_outputs_in_numba():
-    rng = np.random.default_rng(2)
-    values = [rng.uniform(-1, 1, (3, 3, 3)), rng.uniform(-1, 1, (3, 3)), rng.uniform(-1, 1, 3),
-              rng.uniform(-1, 1, (3, 3))]
-    check_function(lambda: _broadcast_rows_grads((3, 3), 1), "NUMBA", values,
-                   ("scan_merge_outputs",))
-
-
 # -- summed and stored nit_sots of one backward step --------------------------------------------
 #: y_t = s0_t @ W0 + u_t * (s2_t @ W1), only y read: the backward step sums s0_t.T @ g_t for
 #: dW0 (a summed nit_sot whose step value SumTo(g_t) is g's row itself when the sizes agree)
@@ -332,3 +324,58 @@ SUMMED = Spec(2, (("dot", 2), ("sdot", 1)), ("add",), outs="y")
 def test_summed_nit_sot_reads_its_row_before_a_stored_nit_sot_overwrites_it(n, t, seed):
     check_against_no_rewrites(SUMMED, "PY", dict(T=t, B=n, H=n, K=n), seed, grad=True,
                               passes=("scan_chunk_accumulators", "scan_nit_sot_into_seq"))
+
+
+# -- every scan pass, on a program that makes it fire ------------------------------------------
+_S = (("B", 2), ("H", 3), ("K", 2))
+_REUSE, _NO_CHUNKS = (("reuse_forward", True),), (("exclude_rewrites", ("scan_chunk_accumulators",)),)
+#: pass -> a program (with rows of rank 0) on which it fires, gradients included
+FIRING = {
+    "scan_pushout_non_seqs": Spec(2, (("dot", 1), ("seq", 0)), ("add",)),
+    "scan_pushout_seqs": ISSUE,
+    "scan_pushout_accumulators": Spec(2, (("dot", 1), ("sdot", 1), ("tdot", 2), ("seq", 0)),
+                                      ("add", "add", "add"), static=_S, conf=_REUSE, outs="y"),
+    "scan_pushout_last_step": Spec(0, (("seq", 0), ("dotv", 0)), ("mul",), read="last", outs="y"),
+    "scan_merge": Spec(2, (("ns", 1), ("dot", 1), ("seq", 2), ("tdot", 2)), ("sub",) * 3, True,
+                       static=_S, outs="x"),
+    # the backward step stores dpre_t (s0's gradient) and sums it to s1's rows () for s1's
+    "scan_merge_outputs": Spec(1, (("seq", 1), ("seq", 0), ("dot", 1)), ("add", "add"),
+                               static=(("B", 3), ("H", 3), ("K", 2))),
+    "scan_save_mem": Spec(0, (("dotv", 0), ("seq", 0)), ("add",)),
+    "scan_fill_sequences": Spec(0, (("dotv", 0), ("h", 0), ("x", 0), ("seq", 0)),
+                                ("mul", "sub", "mul"), read="last", outs="y"),
+    "scan_chunk_accumulators": Spec(2, (("dot", 2), ("seq", 0)), ("add",)),
+    "scan_read_through_join": Spec(0, (("dotv", 0), ("seq", 0)), ("add",)),
+    "scan_seq_into_buffer": Spec(2, (("h", 2), ("sdot", 1), ("dot", 2), ("dot", 2)),
+                                 ("add", "add", "mul"), True, "last", _S),
+    "scan_nit_sot_into_seq": Spec(0, (("dotv", 0), ("seq", 0)), ("add",)),
+    "scan_step_shapes": Spec(2, (("dot", 2), ("seq", 0)), ("add",)),
+    "inplace_elemwise": Spec(0, (("dotv", 0), ("seq", 0)), ("add",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIRING))
+@settings(max_examples=3)
+@given(sizes=sizes, seed=seeds)
+def test_each_pass_agrees_with_the_rewrite_free_graph(name, sizes, seed):
+    check_against_no_rewrites(FIRING[name], "PY", sizes, seed, grad=True, passes=(name,))
+
+
+@given(spec=programs(static=True), static=st.booleans(),
+       conf=st.sampled_from([(), _REUSE, _NO_CHUNKS]), sizes=sizes, seed=seeds)
+def test_drawn_programs_and_gradients_agree_with_the_rewrite_free_graph(spec, static, conf,
+                                                                        sizes, seed):
+    spec = spec._replace(static=spec.static if static else (), conf=conf)
+    check_against_no_rewrites(spec, "PY", sizes, seed, grad=True)
+
+
+#: rows of rank 0 and 2 into a weight gradient summed in chunks of 2 rows (several chunks
+#: and a partial one: the numba loop chunks, perform adds one product per step)
+CHUNKED = Spec(2, (("dot", 2), ("seq", 0)), ("add",), conf=(("chunk_rows", 2),))
+
+
+@settings(max_examples=3)
+@given(sizes=sizes, seed=seeds)
+def test_gradients_in_numba(sizes, seed):
+    check_against_no_rewrites(CHUNKED, "NUMBA", sizes, seed, grad=True,
+                              passes=("scan_chunk_accumulators", "scan_pushout_seqs"))
