@@ -105,11 +105,12 @@ def build(model, args):
                 compile_other=compile_other)
 
 
-def held_out_bpc(fns, ids, args):
+def held_out_loss(fns, ids, args):
+    """Mean cross-entropy (nats per character) over the held-out windows, state carried."""
     reset(fns["eval_state"])
     losses = [float(fns["evaluate"](x, y))
               for x, y in data.stream_windows(ids, args.batch, args.window)]
-    return float(np.mean(losses)) / math.log(2)
+    return float(np.mean(losses))
 
 
 def unigram_bpc(train_ids, test_ids):
@@ -179,13 +180,14 @@ def main():
     hist = nn.fit(fns["train"], windows, epochs=args.epochs, total=per_epoch,
                   tokens=args.batch * args.window, lr=fns["lr"], schedule=schedule,
                   before_epoch=lambda e: reset(fns["state"]),
-                  evaluate=lambda: held_out_bpc(fns, test_ids, args),
+                  evaluate=lambda: held_out_loss(fns, test_ids, args),
                   eval_every=max(per_epoch // 4, 1), module=model, updates=fns["updates"],
                   checkpoint=os.path.join(args.out, "char_lm.npz"),
                   plot=os.path.join(args.out, "char_lm_loss.png"), desc="char-lm")
-    bpc = min(v for _, v in hist.evals)
+    bpc = min(v for _, v in hist.evals) / math.log(2)
+    curve = ", ".join(f"{v / math.log(2):.2f}" for _, v in hist.evals)
     print(f"\nheld-out: {bpc:.3f} bits per character (best of {len(hist.evals)} "
-          f"evaluations); unigram baseline {unigram_bpc(train_ids, test_ids):.3f}")
+          f"evaluations: {curve}); unigram baseline {unigram_bpc(train_ids, test_ids):.3f}")
     print(f"training: {len(hist.losses)} steps in {hist.seconds:.0f} s, "
           f"{hist.tokens / hist.seconds:,.0f} characters/s")
     nn.load_checkpoint(os.path.join(args.out, "char_lm.npz"), model, fns["updates"])
