@@ -41,6 +41,12 @@
     recomputing keeps a forward+backward call within the traces plus per-step working
     space (LSTM T=200 B=32 H=128 float64: peak 16.7 MB instead of 38.7, for 12.5 MB of
     traces) at about 25% more time (166 ms instead of 133). Part of the graph memo's key.
+``blas_threads``
+    Threads of the BLAS products bptt calls (``BPTT_BLAS_THREADS``). 0, the default:
+    one thread for a product under 2**23 multiply-adds (the products inside loops),
+    and for a larger one the cores the other processes leave free, so a busy machine
+    runs every product on one thread (bptt/link/blas_threads.py). ``n`` runs every
+    product on ``n`` threads. Read at every call: no recompilation.
 """
 from __future__ import annotations
 
@@ -61,6 +67,7 @@ class _Config:
         self.malloc_tuning = os.environ.get("BPTT_MALLOC_TUNING", "1") not in ("", "0")
         self.chunk_rows = _int_from_env("BPTT_CHUNK_ROWS", 256)
         self.reuse_forward = os.environ.get("BPTT_REUSE_FORWARD", "") not in ("", "0")
+        self.blas_threads = _int_from_env("BPTT_BLAS_THREADS", 0)
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float32", "float64"):
@@ -71,6 +78,10 @@ class _Config:
                                      or value < 1):
             raise ValueError(f"chunk_rows must be an int of at least 1, got {value!r} "
                              "(BPTT_CHUNK_ROWS sets it from the environment)")
+        if name == "blas_threads" and (isinstance(value, bool) or not isinstance(value, int)
+                                       or value < 0):
+            raise ValueError(f"blas_threads must be an int of at least 0 (0: bptt chooses), "
+                             f"got {value!r} (BPTT_BLAS_THREADS sets it from the environment)")
         object.__setattr__(self, name, value)
 
 

@@ -1,91 +1,110 @@
-"""A short tour of bptt: ``python -m bptt.demo``.
+"""A one-minute tour of bptt: ``python -m bptt.demo``.
 
-Builds a one-layer tanh network with a squared-error loss, differentiates the
-loss, checks the gradient against finite differences with `verify_grad`,
-trains the layer for a few steps with shared variables and updates, and
-prints results and timings in both modes (PY: the reference interpreter;
-NUMBA: generated machine code, cached on disk in ``BPTT_CACHE_DIR``).
+Trains a small character-level LSTM language model on the Python standard
+library's own source (examples/char_lm.py is the full version). The LSTM
+layer is one `bptt.scan` over time; `bptt.grad` turns it into
+backpropagation through time, a second scan running backwards. The demo
+checks that gradient against finite differences, compiles the training
+step (numba, cached on disk in ``BPTT_CACHE_DIR``), trains with truncated
+BPTT (the state carried from one window to the next) under a progress bar,
+and shows the loss falling below the unigram baseline, in bits per
+character.
 """
 from __future__ import annotations
 
-import statistics
+import glob
+import math
+import os
+import sys
+import sysconfig
 import time
 
 import numpy as np
 
 import bptt
+import bptt.nn as nn
 import bptt.tensor as T
+from bptt.graph.traversal import toposort
+from bptt.scan.op import Scan
 
-N_IN, N_OUT, BATCH = 5, 3, 8
-
-
-def layer_loss(W, b, x, y):
-    """Mean squared error of ``tanh(x @ W + b)`` against targets `y`."""
-    h = T.tanh(T.dot(x, W) + b)
-    return T.mean((h - y) ** 2)
+KB, BATCH, WINDOW, EMBED, HIDDEN, STEPS = 200, 16, 32, 16, 64, 300
+VOCAB = ["\n"] + [chr(c) for c in range(32, 127)] + ["?"]
 
 
-def per_call_seconds(fn, *args, repeat=7, number=200):
-    """Median over `repeat` runs of the mean time of one call."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn(*args)
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
+def stdlib_ids(kb):
+    """The standard library's top-level sources as character ids (printable ASCII)."""
+    text, size = [], 0
+    for path in sorted(glob.glob(os.path.join(sysconfig.get_paths()["stdlib"], "*.py"))):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text.append(f.read())
+        size += len(text[-1])
+        if size >= kb * 1000:
+            break
+    codes = np.frombuffer("".join(text)[:kb * 1000].encode("ascii", "replace"), np.uint8)
+    lut = np.full(256, len(VOCAB) - 1, dtype="int64")
+    lut[10], lut[32:127] = 0, np.arange(1, 96)
+    return lut[codes]
 
 
-def run(mode, data):
-    x_val, y_val, W0, b0 = data
-    W = bptt.shared(W0, name="W")
-    b = bptt.shared(b0, name="b")
-    x, y = T.matrix("x"), T.matrix("y")
-    loss = layer_loss(W, b, x, y)
-    g_W, g_b = bptt.grad(loss, [W, b])
+class CharLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(len(VOCAB), EMBED, rng=0)
+        self.lstm = nn.LSTM(EMBED, HIDDEN, rng=1)      # one scan over the window
+        self.out = nn.Dense(HIDDEN, len(VOCAB), rng=2)
 
-    t0 = time.perf_counter()
-    value_and_grad = bptt.function([x, y], [loss, g_W, g_b], mode=mode, name="value_and_grad")
-    train = bptt.function([x, y], loss, updates=[(W, W - 0.5 * g_W), (b, b - 0.5 * g_b)],
-                          mode=mode, name="train")
-    compile_s = time.perf_counter() - t0
+    def forward(self, x, state):
+        y, state = self.lstm(self.embed(x), state)
+        return self.out(y), state
 
-    loss0, gW, gb = value_and_grad(x_val, y_val)
-    call_s = per_call_seconds(value_and_grad, x_val, y_val)
 
-    t0 = time.perf_counter()
-    bptt.verify_grad(lambda W_, b_: layer_loss(W_, b_, T.constant(x_val), T.constant(y_val)),
-                     [W0, b0], mode=mode)
-    verify_s = time.perf_counter() - t0
+def n_scans(outputs):
+    return sum(isinstance(node.op, Scan) for node in toposort(outputs))
 
-    losses = [float(train(x_val, y_val)) for _ in range(100)]
-    return dict(loss0=float(loss0), gW=gW, gb=gb, compile_s=compile_s, call_s=call_s,
-                verify_s=verify_s, losses=losses, W=W.get_value())
+
+def check_gradient():
+    """BPTT through an LSTM's scan against finite differences (PY mode, tiny sizes)."""
+    small = nn.LSTM(2, 3, rng=2, dtype="float64")
+    x0 = np.random.default_rng(3).standard_normal((4, 2, 2))
+    bptt.verify_grad(lambda x: T.sum(small(x)[0] ** 2), [x0], n_tests=1, mode="PY")
 
 
 def main():
-    rng = np.random.default_rng(0)
-    data = (rng.standard_normal((BATCH, N_IN)), np.tanh(rng.standard_normal((BATCH, N_OUT))),
-            0.3 * rng.standard_normal((N_IN, N_OUT)), np.zeros(N_OUT))
-    print(f"bptt {bptt.__version__}: loss = mean((tanh(x @ W + b) - y) ** 2), "
-          f"x {data[0].shape}, W {data[2].shape}")
-    print(f"disk cache: {bptt.config.cache_dir or 'disabled'}\n")
-    results = {}
-    for mode in ("PY", "NUMBA"):
-        r = results[mode] = run(mode, data)
-        print(f"[{mode}]")
-        print(f"  compile 2 functions        {r['compile_s']:8.3f} s")
-        print(f"  one call (loss + grads)    {r['call_s'] * 1e6:8.1f} us")
-        print(f"  verify_grad                {r['verify_s']:8.3f} s  (passed)")
-        print(f"  loss {r['loss0']:.6f}; |dloss/dW| = {np.linalg.norm(r['gW']):.6f}, "
-              f"|dloss/db| = {np.linalg.norm(r['gb']):.6f}")
-        print(f"  100 training steps: loss {r['losses'][0]:.6f} -> {r['losses'][-1]:.6f}\n")
-    py, nb = results["PY"], results["NUMBA"]
-    same = (np.allclose(py["gW"], nb["gW"], rtol=1e-10, atol=1e-12)
-            and np.allclose(py["W"], nb["W"], rtol=1e-8, atol=1e-10))
-    print(f"PY and NUMBA agree on gradients and trained weights: {same}")
-    if not same or not nb["losses"][-1] < nb["losses"][0]:
-        raise SystemExit("demo: unexpected results")
+    ids = stdlib_ids(KB)
+    freq = np.bincount(ids, minlength=len(VOCAB)) / len(ids)
+    unigram = float(-(freq[freq > 0] * np.log2(freq[freq > 0])).sum())
+    print(f"bptt {bptt.__version__}: a character-level LSTM on {len(ids) // 1000} KB of the "
+          f"standard library's source\n")
+    model = CharLM()
+    state = [bptt.shared(np.zeros((1, BATCH, HIDDEN)), name=n) for n in ("h", "c")]
+    x, y = T.lmatrix("x"), T.lmatrix("y")               # (time, batch) character ids
+    logits, (h_n, c_n) = model(x, state)
+    loss = nn.cross_entropy(logits, y)
+    grads = bptt.grad(loss, model.params())
+    print(f"model: Embedding -> LSTM({EMBED}, {HIDDEN}) -> Dense, {model.n_params()} parameters")
+    print(f"graph: the loss has {n_scans([loss])} scan (the LSTM over time); with its gradient "
+          f"{n_scans(grads)} (BPTT is a scan running backwards)")
+    t0 = time.perf_counter()
+    check_gradient()
+    print(f"verify_grad: the BPTT gradient matches finite differences "
+          f"({time.perf_counter() - t0:.1f} s)")
+
+    updates = nn.adam(nn.clip_by_global_norm(grads, 1.0), model.params(), learning_rate=0.01)
+    updates[state[0]], updates[state[1]] = h_n, c_n     # truncated BPTT: carry the state
+    t0, c0 = time.perf_counter(), time.process_time()
+    train = bptt.function([x, y], loss, updates=updates, name="train_step")
+    print(f"compile the training step (numba; disk cache {bptt.config.cache_dir or 'off'}): "
+          f"{time.perf_counter() - t0:.1f} s ({time.process_time() - c0:.1f} s of CPU)\n")
+
+    windows = list(nn.data.stream_windows(ids, BATCH, WINDOW))[:STEPS]
+    hist = nn.fit(train, windows, tokens=BATCH * WINDOW, desc="train")
+    bits = np.asarray(hist.losses) / math.log(2)
+    first, last = bits[:10].mean(), bits[-20:].mean()
+    print(f"\nbits per character: first 10 steps {first:.2f} -> last 20 steps {last:.2f} "
+          f"(unigram entropy of the text {unigram:.2f}); {len(windows)} steps in "
+          f"{hist.seconds:.1f} s, {1e3 * hist.seconds / len(windows):.1f} ms per step")
+    if not last < min(first, unigram) - 0.3:
+        sys.exit("demo: the loss did not fall as expected")
 
 
 if __name__ == "__main__":

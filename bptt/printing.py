@@ -22,6 +22,7 @@ from __future__ import annotations
 import sys
 
 from .graph.basic import Constant, Variable
+from .graph.expression import expression
 
 
 class _Ids:
@@ -155,33 +156,10 @@ def debugprint(obj, file=None, print_type=True):
 
 # -- pprint -------------------------------------------------------------------------
 
-_INFIX = {"add": "+", "mul": "*", "true_div": "/", "int_div": "//", "mod": "%", "pow": "**",
-          "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "eq": "==", "neq": "!="}
-
-
 def pprint(var):
     """A compact infix rendering of `var`, e.g. ``tanh(((W dot x) + b))``.
 
     Named intermediate variables are shown by name; nesting deeper than 100
     levels is elided with ``...``.
     """
-    return _pp(var, 0)
-
-
-def _pp(v, depth):
-    node = v.owner
-    if node is None:
-        return repr(v) if isinstance(v, Constant) or v.name else f"<{v.type}>"
-    if v.name is not None and depth > 0:
-        return v.name
-    if depth > 100:
-        return "..."
-    args = [_pp(a, depth + 1) for a in node.inputs]
-    name = getattr(getattr(node.op, "scalar_op", None), "name", None)
-    if name in _INFIX and len(args) >= 2:
-        return "(" + f" {_INFIX[name]} ".join(args) + ")"
-    if name == "neg":
-        return f"-{args[0]}"
-    if type(node.op).__name__ == "Dot":
-        return f"({args[0]} dot {args[1]})"
-    return f"{name or node.op}({', '.join(args)})"
+    return expression(var)

@@ -14,6 +14,8 @@ import bptt
     ("chunk_rows", 2.5, "chunk_rows must be an int of at least 1"),
     ("chunk_rows", "64", "chunk_rows must be an int of at least 1"),
     ("chunk_rows", True, "chunk_rows must be an int of at least 1"),
+    ("blas_threads", -1, "blas_threads must be an int of at least 0"),
+    ("blas_threads", "2", "blas_threads must be an int of at least 0"),
 ])
 def test_a_bad_value_is_refused_and_the_old_one_kept(name, bad, message):
     before = getattr(bptt.config, name)
@@ -35,3 +37,12 @@ def test_chunk_rows_default_and_environment(monkeypatch):
     monkeypatch.setenv("BPTT_CHUNK_ROWS", "many")
     with pytest.raises(ValueError, match="BPTT_CHUNK_ROWS='many' is not an integer"):
         _Config()
+
+
+def test_blas_threads_default_and_environment(monkeypatch):
+    from bptt.config import _Config
+
+    monkeypatch.delenv("BPTT_BLAS_THREADS", raising=False)
+    assert _Config().blas_threads == 0
+    monkeypatch.setenv("BPTT_BLAS_THREADS", "2")
+    assert _Config().blas_threads == 2

@@ -49,7 +49,12 @@ def main(argv=None):
     ap.add_argument("--tries", type=int, default=25, help="firing programs tried per pass")
     ap.add_argument("--restrict", default="")
     ap.add_argument("--only", default="", help="comma-separated pass names")
+    ap.add_argument("--reuse-forward", action="store_true",
+                    help="turn config.reuse_forward on (scan_reuse_forward is off by default)")
     args = ap.parse_args(argv)
+    if args.reuse_forward:
+        from bptt.config import config
+        config.reuse_forward = True
 
     from bptt.compile.passes import pm
     from tests.scan.oracle import mutate
@@ -89,7 +94,7 @@ def main(argv=None):
             mutations.append((mutate.TARGETED[name].__doc__.split(":")[0].strip(),
                               mutate.TARGETED[name]))
         for label, make in mutations:
-            pool = firing if label.startswith("values") else cases
+            pool = firing
             caught, tried = None, 0
             for k, prog, b, named, call, values, ref, _ in pool[:args.tries]:
                 tried += 1

@@ -172,14 +172,14 @@ def _call_glue(in_types, n_shared, n_outputs, n_updates, result):
             x0, = args
             if not (type(x0) is ndarray and x0.dtype is dt0 and x0.ndim == 1):
                 x0 = convert0(x0)
-            with l0:
+            with locks:
                 r = execute(x0, s0[0])
                 u0[0] = r[1]
             return r[0]
 
     Updates are written only after ``execute`` returned, so a call that
-    raises changes no shared variable. ``l0, l1, ...`` are the locks of the
-    updated variables (in creation order): calls from several threads read,
+    raises changes no shared variable. ``locks`` holds the locks of the
+    updated variables (`_Locks`, taken in creation order): calls from several threads read,
     compute and write them one at a time, so no update is lost. A function
     without updates takes no lock, and its calls run in parallel.
     """
@@ -195,13 +195,40 @@ def _call_glue(in_types, n_shared, n_outputs, n_updates, result):
             lines += [f"    if not ({check}):", f"        x{k} = convert{k}(x{k})"]
     ind = "    "
     if n_updates:
-        lines.append(f"    with {', '.join(f'l{k}' for k in range(n_updates))}:")
+        lines.append("    with locks:")
         ind = "        "
     lines.append(f"{ind}r = execute({', '.join(xs + [f's{k}[0]' for k in range(n_shared)])})")
     lines += [f"{ind}u{k}[0] = r[{n_outputs + k}]" for k in range(n_updates)]
     lines.append({"single": "    return r[0]", "none": "    return None",
                   "list": f"    return r[:{n_outputs}]"}[result])
     return "\n".join(lines) + "\n"
+
+
+class _Locks:
+    """Several locks as one context manager, taken in order and released in reverse.
+
+    One ``with`` statement of many locks would nest a block per lock, and Python
+    refuses more than 20 nested blocks: a training step with Adam updates 3 shared
+    variables per parameter, and more than 20 locks are common.
+    """
+
+    def __init__(self, locks):
+        self.locks = tuple(locks)
+
+    def __enter__(self):
+        taken = []
+        try:
+            for lock in self.locks:
+                lock.acquire()
+                taken.append(lock)
+        except BaseException:
+            for lock in reversed(taken):
+                lock.release()
+            raise
+
+    def __exit__(self, *exc):
+        for lock in reversed(self.locks):
+            lock.release()
 
 
 def _expected(t):
@@ -341,7 +368,7 @@ class Function:
         ns.update({f"s{k}": sv.container for k, sv in enumerate(self.shared)})
         ns.update({f"u{k}": sv.container for k, sv in enumerate(self.update_vars)})
         locks = sorted((sv.container for sv in self.update_vars), key=lambda c: c.order)
-        ns.update({f"l{k}": c.lock for k, c in enumerate(locks)})
+        ns["locks"] = _Locks([c.lock for c in locks])
         exec(compile(self.glue, f"<bptt function {self.name or ''}>", "exec"), ns)  # noqa: S102
         self._run = ns["run"]
 

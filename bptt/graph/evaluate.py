@@ -56,17 +56,50 @@ class PerformProgram:
             try:
                 node.op.perform(node, [store[s] for s in ins], cells)
             except Exception as exc:
-                _annotate(exc, node)
+                inputs = [store[s] for s in ins]
+                restated = _restated(exc, node, inputs)
+                if restated is not None:
+                    raise restated from None
+                _annotate(exc, node, inputs)
                 raise
             for s, cell, var in zip(outs, cells, node.outputs):
                 store[s] = cell[0]
         return [store[s] for s in self.output_slots]
 
 
-def _annotate(exc, node):
+def _annotate(exc, node, values):
     note = f"while computing {node.op} (inputs: {', '.join(v.describe() for v in node.inputs)})"
     if note not in getattr(exc, "__notes__", []):
         exc.add_note(note)
+    if not hasattr(exc, "bptt_failed"):
+        exc.bptt_failed = Failure(node, tuple(getattr(v, "shape", None) for v in values))
+
+
+def _restated(exc, node, values):
+    """`exc` restated by what `node` computes in the user's terms (its output's
+    ``tag['origin']``, set by a rewrite that moved the node out of a loop), or None."""
+    origin = node.outputs[0].tag.get("origin") if node.outputs else None
+    if origin is None or not isinstance(exc, (ValueError, IndexError)):
+        return None
+    text = str(exc.args[0]) if len(exc.args) == 1 else str(exc)
+    shapes = ", ".join(str(v.shape) for v in values if getattr(v, "ndim", 0))
+    new = type(exc)(f"{origin} failed: {text}" + (f" (operand shapes {shapes})" if shapes else ""))
+    new.__traceback__ = exc.__traceback__
+    return new
+
+
+class Failure:
+    """Where a `PerformProgram` call failed: the innermost node whose `perform` raised
+    (a node of an inner graph when an op runs one) and the shapes of its input values.
+    Ops running inner graphs read it (``exc.bptt_failed``) to name the failing step."""
+
+    def __init__(self, node, input_shapes):
+        self.node, self.input_shapes = node, input_shapes
+
+
+def failure(exc):
+    """The `Failure` recorded on `exc` by a `PerformProgram`, or None."""
+    return getattr(exc, "bptt_failed", None)
 
 
 def evaluate(outputs, givens):

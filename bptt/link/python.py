@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph.evaluate import PerformProgram
+from .blas_threads import threads
 
 
 class PythonExecutor:
@@ -18,7 +19,8 @@ class PythonExecutor:
         self.program = PerformProgram(fgraph.inputs, fgraph.outputs)
 
     def __call__(self, *values):
-        results = self.program(*values)
+        with threads():   # NumPy's products on the BLAS threads rule's count (blas_threads.py)
+            results = self.program(*values)
         return [r.copy() if isinstance(r, np.ndarray) else r for r in results]
 
 

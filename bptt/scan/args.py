@@ -239,9 +239,9 @@ class ScanArgs:
 def _consistent(origins):
     """The origins if every one is known, else None (messages then number the sequences).
 
-    Only unshifted slices (offset 0) are checked against their taps; a slice
-    whose unshifted sibling was removed, or a sequence derived from the user's
-    (offset None), is checked against n_steps only.
+    Each user's sequence is checked against its taps from its least shifted
+    slice left (`utils.checked_origins`); a sequence derived from the user's
+    (offset None) is checked against n_steps only.
     """
     return None if any(o is None for o in origins) else origins
 

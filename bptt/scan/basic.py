@@ -372,7 +372,7 @@ def _tap_rows(s, var, k, flip):
     from ..tensor.shape import shape_i
 
     off = _tap_offset(s, k, flip)
-    if off != s.span or flip is False or flip is True:
+    if isinstance(flip, bool) or s.offset(k, False) == s.offset(k, True):
         return (_directed(var, flip)[off:] if off else _directed(var, flip)), off
     positions = maximum(shape_i(var, 0) - s.span, np.int64(0))
     return _directed(var[k - s.lo:k - s.lo + positions], flip), off
@@ -380,7 +380,7 @@ def _tap_rows(s, var, k, flip):
 
 def _tap_offset(s, k, flip):
     fwd, bwd = s.offset(k, False), s.offset(k, True)
-    if flip is False or flip is True or fwd == bwd:
+    if isinstance(flip, bool) or fwd == bwd:
         return bwd if flip is True else fwd
     return s.span
 
@@ -602,8 +602,8 @@ def _fit_output(out, spec, label):
         f"or cast the step's result to {row.dtype}")
 
 
-def _shared_with_default(variables):
-    return [v for v in graph_inputs(variables)
+def _shared_with_default(variables, blockers=()):
+    return [v for v in graph_inputs(variables, blockers)
             if is_shared(v) and getattr(v, "default_update", None) is not None]
 
 
@@ -622,9 +622,9 @@ def _loop(fn, seqs, specs, non_seqs, steps, label, strict, name, truncate_gradie
     state_in = _state_placeholders(specs or [])
     for spec in specs or []:
         args += state_in.get(spec.position, [])
-    ns_in = [v if is_shared(v) else _placeholder(v.type, v.name) for v in non_seqs]
+    ns_args, ns_in = _non_sequence_arguments(non_seqs)
     _check_arity(fn, seqs, specs or [], non_seqs, label)
-    ret = fn(*args, *ns_in)
+    ret = fn(*args, *ns_args)
     outputs, updates, cond = _split_return(ret, label)
     specs = _match_specs(outputs, specs, label)
     outputs = [_fit_output(o, spec, label) for o, spec in zip(outputs, specs)]
@@ -632,11 +632,31 @@ def _loop(fn, seqs, specs, non_seqs, steps, label, strict, name, truncate_gradie
         from ..tensor.math import neq
 
         cond = neq(cond, 0)
-    fixed = set(args) | {p for p in ns_in if not is_shared(p)}
+    outer = {v for v, a in zip(non_seqs, ns_args) if a is v and not is_shared(v)}
+    fixed = set(args) | {a for a in ns_args if not is_shared(a)}
     passed = {v: p for v, p in zip(non_seqs, ns_in) if not is_shared(v)}
-    closure = _close(outputs, updates, cond, fixed, passed, set(non_seqs), strict, label)
+    closure = _close(outputs, updates, cond, fixed, passed, set(non_seqs), strict, label,
+                     outer)
     return _build(seqs, specs, seq_in, state_in, non_seqs, ns_in, closure, steps,
                   name, truncate_gradient, profile)
+
+
+def _non_sequence_arguments(non_seqs):
+    """(what the step function receives for each non-sequence, its inner placeholder).
+
+    As in Theano, the step receives a non-sequence variable itself, so a gradient
+    taken inside the step reaches what the variable is computed from (the Jacobian
+    recipe ``scan(lambda i, y, x: grad(y[i], x), ..., non_sequences=[y, x])``);
+    `_close` then puts the placeholder in its place. A constant is received as its
+    placeholder (the loop takes it as an outer input) and a shared variable as itself
+    (the closure handles it like any shared variable the step reads).
+    """
+    received, inner = [], []
+    for v in non_seqs:
+        p = v if is_shared(v) else _placeholder(v.type, v.name)
+        received.append(p if isinstance(v, Constant) else v)
+        inner.append(p)
+    return received, inner
 
 
 def _sequence_placeholders(seqs):
@@ -670,23 +690,26 @@ class Closure:
     cond: Variable | None
 
 
-def _close(outputs, updates, cond, fixed, passed, given, strict, label):
+def _close(outputs, updates, cond, fixed, passed, given, strict, label, outer=frozenset()):
     """Make the step graph a function of placeholders only (see the module docstring, step 4).
 
     Shared variables updated by the step (returned updates, or a
     ``default_update``) become shared outputs; the step graph keeps every
     node that depends on a placeholder or on such a shared variable, and
-    each outer value those nodes read becomes a non-sequence.
+    each outer value those nodes read becomes a non-sequence. `outer` holds
+    the non-sequences the step received as themselves: the step graph stops
+    at them (what they are computed from stays outside the loop) and
+    `passed` gives their placeholders.
     """
     update_of = dict(updates)
     step_values = outputs + list(update_of.values()) + ([cond] if cond is not None else [])
-    for sv in _shared_with_default(step_values):
+    for sv in _shared_with_default(step_values, outer):
         if sv not in update_of:
             update_of[sv] = sv.default_update
     # The inner outputs' layout: outputs, shared updates, then the condition last.
     results = outputs + list(update_of.values()) + ([cond] if cond is not None else [])
-    inner = _dependents(results, fixed | set(update_of))
-    boundary = _boundary(results, inner)
+    inner = _dependents(results, fixed | set(update_of), outer)
+    boundary = _boundary(results, inner, outer)
     _check_strict(boundary, given, strict, label)
     for sv, upd in update_of.items():
         if sv.default_update is upd and upd in inner:
@@ -695,6 +718,8 @@ def _close(outputs, updates, cond, fixed, passed, given, strict, label):
     for sv in update_of:
         memo[sv] = _placeholder(sv.type, sv.name)
         shared.append(sv)
+    for v in outer:
+        memo[v] = passed[v]
     for v in boundary:
         memo[v] = passed[v] if v in passed else _placeholder(v.type, v.name)
         if v not in passed:
@@ -706,19 +731,19 @@ def _close(outputs, updates, cond, fixed, passed, given, strict, label):
                    found, new[n_out + len(update_of)] if cond is not None else None)
 
 
-def _dependents(results, roots):
-    """Variables computed from `roots` (themselves included)."""
+def _dependents(results, roots, blockers=frozenset()):
+    """Variables computed from `roots` (themselves included), not looking past `blockers`."""
     dep = set(roots)
-    for node in toposort(results):
+    for node in toposort(results, blockers):
         if any(v in dep for v in node.inputs):
             dep.update(node.outputs)
     return dep
 
 
-def _boundary(results, inner):
+def _boundary(results, inner, blockers=frozenset()):
     """Outer, non-constant variables read by the step graph, in a deterministic order."""
     seen, order = set(), []
-    for node in toposort(results):
+    for node in toposort(results, blockers):
         if node.outputs[0] not in inner:
             continue
         for v in node.inputs:

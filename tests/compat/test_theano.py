@@ -148,6 +148,22 @@ def test_multinomial_draws_one_hot_counts():
     np.testing.assert_allclose(freq, [0.6, 0.9, 1.5], atol=0.08)
 
 
+def test_multinomial_draws_alike_in_both_modes_and_has_no_gradient():
+    p = T.dmatrix("p")
+    srng = bptt.RandomStreams(5)
+    sample = srng.multinomial(n=4, pvals=p, dtype="float64")
+    rng = srng.state_updates[0][0]
+    start = rng.get_value()
+    values = []
+    for m in ("PY", "NUMBA"):
+        rng.set_value(start)    # each call advances the generator
+        values.append(theano.function([p], sample, mode=m)(np.array([[0.2, 0.8], [3.0, 1.0]])))
+    np.testing.assert_array_equal(values[0], values[1])
+    np.testing.assert_array_equal(values[0].sum(axis=1), [4.0, 4.0])
+    with pytest.raises(bptt.NullTypeGradError):
+        T.grad((sample * p).sum(), p)
+
+
 def test_mrg_random_streams_take_theano_mrg_arguments():
     srng = theano.sandbox.rng_mrg.MRG_RandomStreams(seed=1)
     p = T.dvector("p")
@@ -211,6 +227,8 @@ def test_grad_of_an_integer_cost_is_zero():
     x = T.dvector("x")
     g = T.grad(T.argmax(x), x)
     np.testing.assert_array_equal(theano.function([x], g, mode="PY")([1.0, 3.0]), [0.0, 0.0])
+    with pytest.raises(bptt.DisconnectedInputError):   # as for a float cost
+        T.grad(T.argmax(x), T.dvector("unrelated"))
 
 
 def test_maker_fgraph_is_a_read_only_view_of_the_compiled_graph():
@@ -265,3 +283,16 @@ def test_a_theano_function_deep_copies_with_its_model():
     assert best.train([1.0, 2.0]) == 3.0
     np.testing.assert_array_equal(best.w.get_value(), [2.0, 3.0])
     assert hasattr(best.train, "maker")
+
+
+def test_verify_grad_takes_theano_arguments():
+    rng = np.random.RandomState(0)
+    T.verify_grad(lambda a: T.tanh(a).sum(), [rng.rand(3)], 2, rng, None, None, mode="PY")
+    assert T.verify_grad.E_grad is bptt.GradientError
+    with pytest.raises(T.verify_grad.E_grad):
+        T.verify_grad(lambda a: _wrong_gradient(a), [rng.rand(3)], rng=rng, mode="PY")
+
+
+def _wrong_gradient(a):
+    # a * zero_grad(a): the value of a ** 2, the gradient of a * c: half the true one.
+    return (a * theano.gradient.zero_grad(a)).sum()

@@ -52,6 +52,6 @@ def test_a_function_without_updates_takes_no_lock():
     f = bptt.function([], cnt * 2.0, mode="PY")
     assert "with " not in f.glue
     h = bptt.function([], [], updates={cnt: cnt + 1.0}, mode="PY")
-    assert "with l0:" in h.glue
+    assert "with locks:" in h.glue
     with cnt.container.lock:   # held elsewhere: a reader is not blocked
         assert f() == 0.0

@@ -70,3 +70,29 @@ def test_broadcast_message_names_the_dimension_that_differs():
                                   ((-2, -2, 5), (2, 3, -1), (-2, 4, 5)))))
     assert "shapes (5,) (2,3,1) (4,5):" in msg
     assert "dimension -2 (counting from the right) has sizes 3 and 4" in msg
+
+
+def test_error_inside_a_step_same_message():
+    """An op failing inside a loop: the compiled call is restated as PY mode words it
+    (the scan, the step, the expression and its inputs' shapes)."""
+    idx, E = T.lvector("idx"), T.matrix("E")
+    es, _ = bptt.scan(lambda i, E: E[i] * 2, sequences=idx, non_sequences=[E], name="embed")
+    with pytest.raises(IndexError) as py:
+        bptt.function([idx, E], es, mode="PY")(np.array([1, 5]), np.ones((3, 2)))
+    with pytest.raises(IndexError) as nb:
+        bptt.function([idx, E], es, mode="NUMBA")(np.array([1, 5]), np.ones((3, 2)))
+    assert str(py.value) == str(nb.value)
+    assert str(nb.value).startswith("scan 'embed': at step 1, ")
+
+
+def test_wording_a_step_error_is_time_bounded(monkeypatch):
+    """Past its time budget the re-run gives up: the compiled code's error, with a note."""
+    from bptt.link.numba.linker import _Diagnosis
+
+    monkeypatch.setattr(_Diagnosis, "BUDGET", 0.0)
+    idx, E = T.lvector("idx"), T.matrix("E")
+    es, _ = bptt.scan(lambda i, E: E[i] * 2, sequences=idx, non_sequences=[E], name="embed")
+    with pytest.raises(IndexError) as nb:
+        bptt.function([idx, E], es, mode="NUMBA")(np.array([1, 5]), np.ones((3, 2)))
+    assert str(nb.value) == "index out of bounds for axis 0"
+    assert any("mode='PY'" in note for note in nb.value.__notes__)

@@ -199,3 +199,84 @@ def test_inlined_step_names_a_too_short_initial_state(mode):
                                          r"taps \[-3, -1\]\) has 2 rows along its first axis, "
                                          r"but its taps need 3"):
         f(np.array([1.0, 2.0]))
+
+
+# -- run-time errors inside the step: the scan, the step and the expression -------------------
+def _raised(exc_type, f, *args):
+    with pytest.raises(exc_type) as info:
+        f(*args)
+    return str(info.value)
+
+
+def test_step_shape_error_names_scan_step_and_variable(mode):
+    x, h0, W, U = T.tensor3("x"), T.matrix("h0"), T.matrix("W"), T.matrix("U")
+    hs, _ = bptt.scan(lambda x_t, h, W, U: T.tanh(T.dot(x_t, W) + T.dot(h, U)), sequences=x,
+                      outputs_info=h0, non_sequences=[W, U], name="rnn")
+    f = bptt.function([x, h0, W, U], hs, mode=mode)
+    ok = f(np.ones((3, 1, 4)), np.zeros((1, 4)), np.eye(4), np.eye(4))
+    assert ok.shape == (3, 1, 4)
+    msg = _raised(ValueError, f, np.ones((3, 1, 4)), np.zeros((1, 4)), np.eye(4), np.ones((5, 4)))
+    for part in ("scan 'rnn': at step 0", "(h0[t-1] dot U)", "not aligned",
+                 "U of shape (5, 4)", "h0[t-1] of shape (1, 4)"):
+        assert part in msg, (part, msg)
+
+
+def test_step_error_names_a_later_step(mode):
+    """The step number is the failing one; the expression reads the step's variables."""
+    u, w = T.dvector("u"), T.dmatrix("w")
+
+    k = T.lvector("k")
+
+    def step(k, h, w):
+        grown = T.ones((k,)) * h.sum()       # its size changes with k
+        return T.dot(grown, w)
+
+    hs, _ = bptt.scan(step, sequences=k, outputs_info=u, non_sequences=[w], name="grow")
+    f = bptt.function([k, u, w], hs, mode=mode)
+    msg = _raised(ValueError, f, np.array([2, 2, 3]), np.ones(2), np.eye(2))
+    for part in ("scan 'grow': at step 2, ", "k[t+0]", "u[t-1]", "dot w)", "w of shape (2, 2)"):
+        assert part in msg, (part, msg)
+
+
+@pytest.mark.parametrize("bad", [7, -9])
+def test_embedding_index_out_of_range_names_the_step(mode, bad):
+    idx, E = T.lvector("idx"), T.dmatrix("E")
+    es, _ = bptt.scan(lambda i, h, E: h + E[i], sequences=idx, outputs_info=T.zeros((3,)),
+                      non_sequences=[E], name="embed")
+    f = bptt.function([idx, E], es, mode=mode)
+    table = np.arange(12.0).reshape(4, 3)
+    np.testing.assert_allclose(f(np.array([0, -1, 2]), table)[-1], table[[0, 3, 2]].sum(0))
+    msg = _raised(IndexError, f, np.array([0, 1, bad, 2]), table)
+    for part in ("scan 'embed': at step 2, E[idx[t+0]] failed", f"index {bad}", "size 4",
+                 "E of shape (4, 3)"):
+        assert part in msg, (part, msg)
+
+
+def test_nested_scan_error_names_both_scans(mode):
+    x, W = T.tensor3("x"), T.dmatrix("W")
+
+    def row(r, W):
+        inner, _ = bptt.scan(lambda v, h, W: T.dot(h, W) + v, sequences=r,
+                             outputs_info=T.zeros((2,)), non_sequences=[W], name="inner")
+        return inner
+
+    out, _ = bptt.scan(row, sequences=x, non_sequences=[W], name="outer")
+    f = bptt.function([x, W], out, mode=mode)
+    assert f(np.ones((2, 3, 2)), np.eye(2)).shape == (2, 3, 2)
+    msg = _raised(ValueError, f, np.ones((2, 3, 2)), np.ones((3, 2)))
+    assert msg.startswith("scan 'outer': at step 0, in scan 'inner': at step 0, "), msg
+    assert "W of shape (3, 2)" in msg
+
+
+def test_error_in_a_product_moved_out_of_the_loop_names_the_step_expression(mode):
+    """``dot(x_t, W)`` is computed for all steps before the loop (scan_pushout_seqs): a W
+    of the wrong number of rows still names the scan and the step's expression, not only
+    'cannot reshape the array'."""
+    x, h0, W = T.tensor3("x"), T.matrix("h0"), T.matrix("W")
+    hs, _ = bptt.scan(lambda x_t, h, W: T.tanh(T.dot(x_t, W) + h), sequences=x,
+                      outputs_info=h0, non_sequences=[W], name="rnn")
+    f = bptt.function([x, h0, W], hs, mode=mode)
+    assert f(np.ones((3, 1, 4)), np.zeros((1, 4)), np.eye(4)).shape == (3, 1, 4)
+    msg = _raised(ValueError, f, np.ones((3, 1, 4)), np.zeros((1, 4)), np.ones((6, 4)))
+    assert msg.startswith("scan 'rnn': (x[t+0] dot W) (computed for all steps before the "
+                          "loop) failed: "), msg

@@ -150,7 +150,8 @@ def draw_problem(draw, cfg):
     else:
         n = cfg.n_kind
         steps = abs(n)
-    spans = [max(t) - min(t) for t in cfg.seq_taps] + ([0] if cfg.until else [])
+    # Theano's rule: tap 0 counts as present
+    spans = [max(max(t), 0) - min(min(t), 0) for t in cfg.seq_taps] + ([0] if cfg.until else [])
     extras = [draw(st.integers(0, 2)) for _ in spans]
     if cfg.n_kind == "none" and extras:
         extras[draw(st.integers(0, len(extras) - 1))] = 0

@@ -11,10 +11,14 @@ import os
 
 from hypothesis import HealthCheck, given, settings
 
+from .oracle import mutate
 from .oracle.check import check_program, reproducer
+from .oracle.program import E, NonSeq, Out, Program, Seq
 from .oracle.strategy import programs
 
-#: Restrictions away from bugs whose fixes are not merged yet (see oracle.strategy).
+#: Restrictions away from a known bug while its fix is not merged (names of
+#: oracle.strategy.RESTRICTIONS, comma-separated in BPTT_ORACLE_KNOWN_BUGS); CI draws the
+#: full space.
 KNOWN_BUGS = tuple(n for n in os.environ.get("BPTT_ORACLE_KNOWN_BUGS", "").split(",") if n)
 
 _SETTINGS = dict(derandomize=True, deadline=None, database=None, print_blob=True,
@@ -39,3 +43,39 @@ def test_programs_py(prog):
 def test_programs_numba(prog):
     """NUMBA with every rewrite == rewrite-free PY, outputs and gradients in one function."""
     _assert_agree(prog, modes=("NUMBA",))
+
+
+def _leaf(name, shape):
+    return E("leaf", (), name, shape)
+
+
+#: issue 20's section 1 program: dot(u1_t, W_in1) + u2_t * w2 + x_tm1, u2 of 0-d rows, T=3, H=2
+ISSUE_PUSHOUT = Program(
+    seqs=(Seq(("K",), (0,)), Seq((), (0,))), non_seqs=(NonSeq(("K", "H")), NonSeq(("H",))),
+    outs=(Out("sit_sot", (-1,), ("H",), E("add", (
+        E("add", (E("dot", (_leaf("s0@0", ("K",)), _leaf("n0", ("K", "H"))), None, ("H",)),
+                  E("mul", (_leaf("s1@0", ()), _leaf("n1", ("H",))), None, ("H",))),
+          None, ("H",)), _leaf("o0@-1", ("H",))), None, ("H",))),),
+    steps=3, sizes=(2, 2), seed=3)
+
+#: issue 20's section 2 rule: taps [-1, 0, 1] backwards read (13, 14, 15) first
+ISSUE_TAPS = Program(
+    seqs=(Seq((), (-1, 0, 1)),), outs=(Out("nit_sot", (), (), E("add", (
+        E("scale", (_leaf("s0@-1", ()),), 100.0, ()),
+        E("add", (E("scale", (_leaf("s0@0", ()),), 10.0, ()), _leaf("s0@1", ())), None, ()),
+    ), None, ())),), steps=4, go_backwards=True, sizes=(1, 1))
+
+
+def test_issue_pushout_program_agrees():
+    _assert_agree(ISSUE_PUSHOUT, modes=("PY",))
+
+
+def test_oracle_finds_the_pushout_rank_bug():
+    """Bug (b): with scan_pushout_seqs as it was before its fix, the oracle sees a mismatch."""
+    with mutate.pushout_seqs_rank_bug():
+        found = check_program(ISSUE_PUSHOUT, modes=("PY",))
+    assert any(m.stage == "PY" for m in found), found
+
+
+def test_issue_tap_program_agrees():
+    _assert_agree(ISSUE_TAPS, modes=("PY",), grads=False)

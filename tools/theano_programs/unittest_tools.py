@@ -12,6 +12,7 @@ import functools
 import numpy as np
 
 import bptt
+import bptt.compat.theano as theano
 
 RSEED = 666
 
@@ -53,7 +54,7 @@ def verify_grad(op, pt, n_tests=2, rng=None, *args, **kwargs):
     if rng is None:
         seed_rng()
         rng = np.random
-    bptt.verify_grad(op, pt, n_tests, rng, *args, **kwargs)
+    theano.gradient.verify_grad(op, pt, n_tests, rng, *args, **kwargs)
 
 
 verify_grad.E_grad = bptt.GradientError

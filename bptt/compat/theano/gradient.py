@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from bptt.errors import (DisconnectedInputError as DisconnectedInputError,
                          GradientError as GradientError, NullTypeGradError as NullTypeGradError)
-from bptt.grad import (Lop as Lop, Rop as Rop, hessian as hessian, jacobian as jacobian,
-                       verify_grad as verify_grad)
+from bptt.grad import Lop as Lop, Rop as Rop, hessian as hessian, jacobian as jacobian
+from bptt.grad import verify_grad as _bptt_verify_grad
 from bptt.grad import grad as _bptt_grad
 from bptt.tensor import zero_grad as zero_grad
 
@@ -26,16 +26,50 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise",
     An integer cost is allowed, as in Theano: it is not differentiable, so
     every gradient of it is zero (bptt's own `grad` asks for a float cost).
     """
-    from bptt.tensor import as_tensor_variable, zeros_like
+    from bptt.tensor import as_tensor_variable
 
     if cost is not None:
         cost = as_tensor_variable(cost)
         if cost.ndim == 0 and cost.dtype[0] in "iub":
-            single = not isinstance(wrt, (list, tuple))
-            zeros = [zeros_like(w, dtype=w.dtype if w.dtype[0] == "f" else None)
-                     for w in ([wrt] if single else wrt)]
-            return zeros[0] if single else zeros
+            return _integer_cost_grad(cost, wrt, disconnected_inputs)
     return _bptt_grad(cost, wrt, consider_constant=consider_constant,
                       disconnected_inputs=disconnected_inputs,
                       return_disconnected=return_disconnected, known_grads=known_grads,
                       null_gradients=null_gradients)
+
+
+def _integer_cost_grad(cost, wrt, disconnected_inputs):
+    """Zeros for every `wrt` entry the integer `cost` depends on; the others are
+    disconnected, as for a float cost."""
+    import warnings
+
+    from bptt.graph.traversal import ancestors
+    from bptt.tensor import zeros_like
+
+    single = not isinstance(wrt, (list, tuple))
+    reached = set(ancestors([cost]))
+    out = []
+    for i, w in enumerate([wrt] if single else wrt):
+        if w not in reached:
+            msg = (f"grad: the cost does not depend on wrt[{i}], {w.describe()}; pass "
+                   "disconnected_inputs='ignore' (or 'warn') if this is expected")
+            if disconnected_inputs == "raise":
+                raise DisconnectedInputError(msg)
+            if disconnected_inputs == "warn":
+                warnings.warn(msg, stacklevel=3)
+        out.append(zeros_like(w))
+    return out[0] if single else out
+
+
+def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, out_type=None, abs_tol=None,
+                rel_tol=None, mode=None, cast_to_output_type=False, no_debug_ref=True):
+    """`bptt.verify_grad` with Theano's signature (`out_type`, `cast_to_output_type`
+    and `no_debug_ref` change nothing). Raises ``verify_grad.E_grad``, which is
+    `bptt.GradientError`."""
+    from .compile.mode import bptt_mode
+
+    return _bptt_verify_grad(fun, pt, n_tests=n_tests, rng=rng, eps=eps, abs_tol=abs_tol,
+                             rel_tol=rel_tol, mode=bptt_mode(mode))
+
+
+verify_grad.E_grad = GradientError

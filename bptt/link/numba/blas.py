@@ -71,8 +71,10 @@ from numba.np.arrayobj import _empty_nd_impl  # noqa: E402
 from numba.core.errors import TypingError  # noqa: E402
 from numba.extending import get_cython_function_address, intrinsic  # noqa: E402
 
+from .. import blas_threads  # noqa: E402
 from .alloc_runtime import alloc_empty  # noqa: E402
-from .blas_library import numpy_openblas, numpy_openblas_addresses  # noqa: E402
+from .blas_library import (  # noqa: E402
+    numpy_openblas, numpy_openblas_addresses, numpy_openblas_threads)
 from .runtime import OPTIONS, jit  # noqa: E402
 from .separate import separately  # noqa: E402
 
@@ -207,6 +209,14 @@ _ADDRESSES, _INT_BITS = gemm_addresses()
 for _sym in _SYMBOLS.values():
     llvm.add_symbol(_sym, _ADDRESSES[_sym.rsplit("_", 1)[1]])
 
+# OpenBLAS's thread functions and the rule's three integers (blas_threads.py), by name
+# like the gemms, so cached machine code finds them in a new process.
+_THREADS = numpy_openblas_threads()
+if _THREADS is not None:
+    llvm.add_symbol("bptt_blas_set_threads", _THREADS[0])
+    llvm.add_symbol("bptt_blas_get_threads", _THREADS[1])
+llvm.add_symbol("bptt_blas_threads_rule", blas_threads.RULE_ADDRESS)
+
 # Products with at most this many multiply-adds (m * n * k) are loops.
 SMALL = 512
 _INT_MAX = 2 ** (_INT_BITS - 1) - 1  # the BLAS's Fortran integers
@@ -259,6 +269,67 @@ def _xgemm(typingctx, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, l
 
 # Written into the caller at numba IR level: no function of their own to compile.
 _inline = numba.njit(inline="always", **OPTIONS)
+
+
+@intrinsic
+def _rule(typingctx, index):
+    """``blas_threads.RULE[index]`` (an int64), read at run time."""
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        rule = builder.module.globals.get("bptt_blas_threads_rule")
+        if rule is None:
+            rule = ir.GlobalVariable(builder.module, ir.ArrayType(i64, 3),
+                                     "bptt_blas_threads_rule")
+        index = context.cast(builder, args[0], sig.args[0], types.int64)
+        return builder.load(builder.gep(rule, [i64(0), index]))
+
+    return types.int64(index), codegen
+
+
+def _thread_function(builder, name, fnty):
+    return cgutils.get_or_insert_function(builder.module, fnty, name)
+
+
+@intrinsic
+def _get_threads(typingctx):
+    """OpenBLAS's current thread count (1 where bptt does not control the BLAS)."""
+    def codegen(context, builder, sig, args):
+        i32 = ir.IntType(32)
+        if _THREADS is None:
+            return ir.Constant(ir.IntType(64), 1)
+        fn = _thread_function(builder, "bptt_blas_get_threads", ir.FunctionType(i32, []))
+        return builder.sext(builder.call(fn, []), ir.IntType(64))
+
+    return types.int64(), codegen
+
+
+@intrinsic
+def _set_threads(typingctx, n):
+    """Set OpenBLAS's thread count to `n` (nothing where bptt does not control the BLAS)."""
+    def codegen(context, builder, sig, args):
+        if _THREADS is not None:
+            i32 = ir.IntType(32)
+            fn = _thread_function(builder, "bptt_blas_set_threads",
+                                  ir.FunctionType(ir.VoidType(), [i32]))
+            value = context.cast(builder, args[0], sig.args[0], types.int64)
+            builder.call(fn, [builder.trunc(value, i32)])
+        return context.get_dummy_value()
+
+    return types.none(n), codegen
+
+
+@_inline
+def _threads_for(mnk):
+    """Set OpenBLAS's threads for a product of `mnk` multiply-adds (blas_threads.py's
+    rule); returns the count to restore after it, or 0 where it is unchanged."""
+    want = _rule(0) if mnk >= _rule(1) else 1
+    have = _get_threads()
+    if _rule(2) == 0 and want > have:
+        want = have
+    if want == have:
+        return 0
+    _set_threads(want)
+    return have
 
 
 @intrinsic
@@ -516,10 +587,13 @@ def gemm_into(alpha, a, b, beta, c):
     if bmaj < 0:
         b = _copied(b)
         bmaj, ldb = 0, (n if n > 1 else 1)
+    restore = _threads_for(m * n * k)
     if cmaj <= 0:    # c^T = b^T a^T in column-major terms
         _xgemm(bmaj == 1, amaj == 1, n, m, k, alpha, b, ldb, a, lda, beta, target, ldc)
     else:            # c = a b
         _xgemm(amaj == 0, bmaj == 0, m, n, k, alpha, a, lda, b, ldb, beta, target, ldc)
+    if restore > 0:
+        _set_threads(restore)
     if cmaj < 0:
         _copy_back(c, target)
     return c

@@ -31,6 +31,10 @@ import numpy as np
 
 _NAMES = ("dgemm", "sgemm")
 _TEMPLATES = (("scipy_{}_64_", 64), ("scipy_{}_", 32))
+# OpenBLAS's C thread functions, ``void set(int)`` and ``int get(void)``, in the
+# scipy-openblas naming of each integer width (bptt/link/blas_threads.py).
+_THREAD_NAMES = {64: ("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
+                 32: ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads")}
 
 
 @functools.lru_cache(maxsize=None)
@@ -58,12 +62,28 @@ def numpy_openblas_addresses(names):
             for n in names}
 
 
+@functools.lru_cache(maxsize=None)
+def numpy_openblas_threads():
+    """``(set address, get address)`` of OpenBLAS's ``openblas_set_num_threads`` and
+    ``openblas_get_num_threads`` in NumPy's bundled OpenBLAS, or None without them."""
+    found = numpy_openblas()
+    if found is None:
+        return None
+    lib = ctypes.CDLL(found[0])
+    names = _THREAD_NAMES[found[2]]
+    if not all(hasattr(lib, n) for n in names):
+        return None
+    return tuple(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in names)
+
+
 def abi():
-    """What the compiled BLAS calls depend on: the library kind and its integer width."""
+    """What the compiled BLAS calls depend on: the library kind, its integer width and
+    whether generated code sets its threads."""
     found = numpy_openblas()
     if found is None:
         return "scipy cython_blas, 32-bit integers"
-    return f"numpy {os.path.basename(found[0])}, {found[2]}-bit integers"
+    threads = ", threads set" if numpy_openblas_threads() else ""
+    return f"numpy {os.path.basename(found[0])}, {found[2]}-bit integers{threads}"
 
 
 def _candidates():

@@ -43,7 +43,11 @@ import numpy as np
 
 from ...config import config
 from ...graph.basic import Constant
+from ...graph.evaluate import PerformProgram
 from ...graph.traversal import toposort
+from ...scan.op import Scan
+from ...scan.step_errors import STEP_ERRORS, OutOfTime, time_budget
+from ..blas_threads import refresh
 from .allocator import tune_malloc
 from .cache import load_module, module_name
 from .registry import Kernel, Loop, numba_funcify
@@ -305,6 +309,7 @@ def call_glue(in_types, out_types):
             if not (i0.flags.carray and i0.dtype is dt0):
                 i0 = canonical(i0, dt0)
             i1 = i1[()]
+            blas_threads()
             r = fn(i0, i1)
             o0 = r[0]
             b = o0.base
@@ -325,8 +330,9 @@ def call_glue(in_types, out_types):
                   f"        i{k} = canonical(i{k}, dt{k})"]
     lines += [f"    i{k} = i{k}[()]" for k, t in enumerate(in_types) if getattr(t, "ndim", None) == 0]
     # Compiled code raises (template, values...); reformat builds the message (see errors.py).
-    lines += ["    try:", f"        r = fn({params})", "    except Exception as e:",
-              "        raise reformat(e) from None"]
+    lines += ["    blas_threads()",   # the BLAS threads rule, for this call (link/blas_threads.py)
+              "    try:", f"        r = fn({params})", "    except Exception as e:",
+              f"        raise diagnose(reformat(e), ({params})) from None"]
     seen = []
     for j, t in enumerate(out_types):
         nd = getattr(t, "ndim", None)
@@ -352,7 +358,7 @@ def _glue_namespace(fn, in_types, out_types):
     from .errors import reformat
 
     ns = {"fn": fn, "canonical": _canonical, "asarray": np.asarray, "MemInfo": _meminfo_class(),
-          "reformat": reformat}
+          "reformat": reformat, "diagnose": lambda exc, args: exc, "blas_threads": refresh}
     ns.update({f"dt{k}": np.dtype(t.dtype) for k, t in enumerate(in_types)
                if getattr(t, "ndim", 0)})
     ns.update({f"odt{j}": np.dtype(t.dtype) for j, t in enumerate(out_types)
@@ -389,6 +395,8 @@ class NumbaExecutor:
             self._compile(self.signature)
         self.glue = call_glue(in_types, out_types)
         ns = _glue_namespace(self.numba_function, in_types, out_types)
+        if any(isinstance(n.op, Scan) for n in fgraph.toposort()):
+            ns["diagnose"] = _Diagnosis(fgraph)
         exec(compile(self.glue, f"<bptt glue {module.__name__}>", "exec"), ns)  # noqa: S102
         self.call = ns["call"]
 
@@ -404,6 +412,47 @@ class NumbaExecutor:
 
     def __call__(self, *values):
         return self.call(*values)
+
+
+class _Diagnosis:
+    """Restates an error of a compiled graph that holds a loop as PY mode words it.
+
+    Compiled code cannot say at which step of which scan an op in the step failed
+    (numba keeps no frames and formats no messages). When a call fails with a
+    ValueError or IndexError, the graph is run again on the same arguments by the
+    reference evaluator, whose Scan names the scan, the step and the expression
+    (`bptt.scan.step_errors`); its error replaces the compiled code's when it is
+    one of these too. Only failing calls pay for it, and no update has been
+    applied (the function writes shared variables after a call returns). The
+    re-run gets `BUDGET` seconds (the reference loop runs some 10^4 steps a
+    second): past them the compiled code's error is raised with a note saying
+    how to find the step.
+    """
+
+    BUDGET = 2.0
+
+    def __init__(self, fgraph):
+        self.fgraph, self.program = fgraph, None
+
+    def __call__(self, exc, args):
+        if not isinstance(exc, STEP_ERRORS):
+            return exc
+        if self.program is None:
+            self.program = PerformProgram(self.fgraph.inputs, self.fgraph.outputs)
+        values = [np.asarray(a) if getattr(v.type, "ndim", None) == 0 else a
+                  for a, v in zip(args, self.fgraph.inputs)]
+        try:
+            with time_budget(self.BUDGET):
+                self.program(*values)
+        except STEP_ERRORS as py_exc:
+            return py_exc
+        except OutOfTime:
+            exc.add_note(f"(finding the loop step that failed took over {self.BUDGET:g} s; "
+                         "call the function compiled with mode='PY' to have it named)")
+            return exc
+        except Exception:  # noqa: BLE001  (the compiled code's error is the one to report)
+            return exc
+        return exc
 
 
 def make_numba_callable(fgraph, compiled=None):

@@ -140,9 +140,10 @@ def build(prog, values, inputs=None):
     for j, (o, y) in enumerate(zip(prog.outs, outs)):
         if o.use == "none":
             continue
-        r = y if o.use == "all" else y[-1]
-        returned.append(r)
-        cost = cost + (0.3 + 0.2 * j) * T.sum(r) + (0.1 + 0.05 * j) * T.sum(r * r)
+        r = y[-1] if o.use == "last" else y
+        if o.use != "cost":
+            returned.append(r)
+        cost = cost + _cost_term(prog.cost, j, r)
     if prog.twin is not None:
         def twin_step(*args):
             args, env = list(args), {}
@@ -158,8 +159,17 @@ def build(prog, values, inputs=None):
         returned.append(twin)
         cost = cost + 0.25 * T.sum(twin * twin)
     all_inputs = floats + ([n_var] if n_var is not None else [])
-    return Built(all_inputs, outs, returned, dict(updates), shared, cost, floats,
-                 list(range(len(floats))))
+    picked = list(range(len(floats))) if prog.wrt is None else list(prog.wrt)
+    return Built(all_inputs, outs, returned, dict(updates), shared, cost,
+                 [floats[i] for i in picked], picked)
+
+
+def _cost_term(kind, j, r):
+    if kind == "half_sq":
+        return 0.5 * T.sum(r ** 2)
+    if kind == "cube":
+        return 0.4 * T.sum(r * r * r)
+    return (0.3 + 0.2 * j) * T.sum(r) + (0.1 + 0.05 * j) * T.sum(r * r)
 
 
 def make_values(prog):

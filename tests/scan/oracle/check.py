@@ -73,23 +73,43 @@ def expected_values(prog, values):
     """What the function returns according to the interpreter: returned outputs, shared."""
     res = interpret(prog, values)
     outs = [y if o.use == "all" else y[-1]
-            for o, y in zip(prog.outs, res["outs"]) if o.use != "none"]
+            for o, y in zip(prog.outs, res["outs"]) if o.use not in ("none", "cost")]
     if res["twin"] is not None:
         outs.append(res["twin"])
+    outs.append(_numpy_cost(prog, res))
     return outs, res
+
+
+def _numpy_cost(prog, res):
+    """`build`'s cost, in NumPy: one term per output read (see `build._cost_term`)."""
+    total = 0.0
+    for j, (o, y) in enumerate(zip(prog.outs, res["outs"])):
+        if o.use == "none":
+            continue
+        r = y[-1] if o.use == "last" else y
+        if prog.cost == "half_sq":
+            total += 0.5 * np.sum(r * r)
+        elif prog.cost == "cube":
+            total += 0.4 * np.sum(r * r * r)
+        else:
+            total += (0.3 + 0.2 * j) * np.sum(r) + (0.1 + 0.05 * j) * np.sum(r * r)
+    if res["twin"] is not None:
+        total += 0.25 * np.sum(res["twin"] ** 2)
+    return np.float64(total)
 
 
 def _graph(prog, values, grads, second):
     """The built program, and the list of (label, variable) the function computes."""
     b = build(prog, values)
-    labels = [f"out{j}" for j, o in enumerate(prog.outs) if o.use != "none"]
-    named = list(zip(labels + ["twin"], b.returned))
+    labels = [f"out{j}" for j, o in enumerate(prog.outs) if o.use not in ("none", "cost")]
+    named = list(zip(labels + ["twin"], b.returned)) + [("cost", b.cost)]
     if grads:
         gs = bptt.grad(b.cost, b.wrt, disconnected_inputs="ignore")
         named += [(f"grad {v.name}", g) for v, g in zip(b.wrt, gs)]
         if second and b.wrt:
             rng = np.random.default_rng(prog.seed + 1)
-            v = T.constant(rng.uniform(-1, 1, np.shape(input_values(prog, values)[0])))
+            first = input_values(prog, values)[b.wrt_values[0]]
+            v = T.constant(rng.uniform(-1, 1, np.shape(first)))
             hv = bptt.grad(T.sum(gs[0] * v), b.wrt, disconnected_inputs="ignore")
             named += [(f"hv {w.name}", h) for w, h in zip(b.wrt, hv)]
     return b, named

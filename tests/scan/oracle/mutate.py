@@ -124,12 +124,14 @@ def pushout_seqs_rank_bug():
                 ins.append(dimshuffle(x, ("x",) * (nd - x.ndim) + tuple(range(x.ndim))))
         return n.op(*ins)
 
-    keep = pushout._stack_elemwise
-    pushout._stack_elemwise = old
+    from bptt.tensor.elemwise import Elemwise
+
+    keep = pushout._STACKERS[Elemwise]
+    pushout._STACKERS[Elemwise] = old
     try:
         yield
     finally:
-        pushout._stack_elemwise = keep
+        pushout._STACKERS[Elemwise] = keep
 
 
 TARGETED = {"scan_pushout_seqs": pushout_seqs_rank_bug}

@@ -97,7 +97,8 @@ class Out:
     taps: tuple           # () for a nit_sot, (-1,) for a sit_sot
     shape: tuple
     expr: E
-    use: str = "all"      # what the function returns: "all" rows, the "last" row, or "none"
+    use: str = "all"      # the function returns "all" rows or the "last" row; "cost": only the
+    #                       cost reads its rows; "none": nothing reads it
 
     @property
     def depth(self):
@@ -134,6 +135,8 @@ class Program:
     truncate: int = -1
     until: object = None
     shared: object = None
+    cost: str = "mixed"             # sum(a*r + b*r*r) ("mixed"), 0.5*sum(r**2) ("half_sq"), sum(r**3)
+    wrt: object = None              # gradients w.r.t. every float input, or these indices of them
     twin: object = None             # an expression: a second scan's nit_sot over the same steps
     sizes: tuple = (2, 3)           # run-time sizes of "H" and "K"
     seed: int = 0

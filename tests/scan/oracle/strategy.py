@@ -220,14 +220,15 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
             if draw(st.booleans()):
                 pre = E("add", (pre, e), None, s)
             outs.append(Out(kind, t, s, E("tanh", (pre,), None, s),
-                            draw(st.sampled_from(["all", "all", "last"]))))
+                            draw(st.sampled_from(["all", "last", "cost", "cost"]))))
             continue
         if t and draw(st.integers(0, 3)) > 0:     # a state mostly reads its own last tap
             own = E("leaf", (), f"o{j}@{t[-1]}", s)
             e = E("tanh", (E("add", (e, own), None, s),), None, s)
         elif t:
             e = E("tanh", (e,), None, s)
-        outs.append(Out(kind, t, s, e, draw(st.sampled_from(["all", "all", "last", "none"]))))
+        outs.append(Out(kind, t, s, e, draw(st.sampled_from(["all", "all", "last", "cost",
+                                                             "none"]))))
     nits = [o for o in outs if o.kind == "nit_sot"]
     if nits and draw(st.integers(0, 5)) == 0:     # two outputs storing the same rows
         outs.append(dataclasses.replace(draw(st.sampled_from(nits)), use="all"))
@@ -243,7 +244,7 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
         n_steps, n_run = (n_kind, k), abs(k)
     if n_run == 0:       # no row to take the last of: x[-1] raises in Theano too
         outs = [dataclasses.replace(o, use="all") if o.use == "last" else o for o in outs]
-    if all(o.use == "none" for o in outs):
+    if all(o.use in ("none", "cost") for o in outs) and not any(o.use == "cost" for o in outs):
         outs[0] = dataclasses.replace(outs[0], use="all")
     until = None
     if "no_until" not in restrict and draw(st.integers(0, 3)) == 0:
@@ -261,8 +262,18 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
     if seqs and draw(st.integers(0, 4)) == 0:
         g3 = _Gen(draw, seq_leaves, False)
         twin = g3.expr(draw(st.sampled_from(sorted(reachable(seq_leaves)))), 2)
+    n_float = len(seqs) + sum(o.kind != "nit_sot" for o in outs) + \
+        sum(n.source == "input" for n in non_seqs)
+    wrt = None
+    if n_float > 1 and draw(st.integers(0, 3)) == 0:
+        wrt = tuple(draw(st.lists(st.integers(0, n_float - 1), min_size=1, max_size=n_float,
+                                  unique=True)))
+    cost = draw(st.sampled_from(["mixed", "mixed", "half_sq", "cube"]))
+    if rnn and draw(st.booleans()):     # the plain RNN: no bias
+        e = outs[0].expr.args[0]
+        outs[0] = dataclasses.replace(outs[0], expr=E("tanh", (e.args[0],), None, e.shape))
     return Program(
-        twin=twin, seqs=seqs, outs=tuple(outs), non_seqs=non_seqs, n_steps=n_steps, steps=steps,
+        wrt=wrt, cost=cost, twin=twin, seqs=seqs, outs=tuple(outs), non_seqs=non_seqs, n_steps=n_steps, steps=steps,
         go_backwards=backwards_ok and draw(st.booleans()),
         truncate=draw(st.sampled_from([-1, -1, -1, 1, 2])), until=until, shared=shared,
         sizes=(draw(st.integers(1, 3)), draw(st.integers(1, 3))),

@@ -8,13 +8,12 @@ submodules ``nnet`` (with Theano's vector-softmax), ``shared_randomstreams``,
 ``elemwise``.
 """
 import bptt.tensor as _t
-from bptt.grad import (Lop as Lop, Rop as Rop, hessian as hessian, jacobian as jacobian,
-                       verify_grad as verify_grad)
+from bptt.grad import Lop as Lop, Rop as Rop, hessian as hessian, jacobian as jacobian
 from bptt.tensor.elemwise import Elemwise as Elemwise
 from bptt.tensor.math import Dot as Dot
 from bptt.tensor.type import TensorType as TensorType
 
-from ..gradient import grad as grad
+from ..gradient import grad as grad, verify_grad as verify_grad
 
 # Every public name of bptt.tensor (its namespace is the base of Theano's).
 globals().update({k: v for k, v in vars(_t).items()
