@@ -411,11 +411,6 @@ class Function:
             self.profile.record(time.perf_counter() - t0)
         return out
 
-    def __reduce_ex__(self, protocol):
-        raise TypeError(f"{self._label()} cannot be pickled: a compiled function holds "
-                        "generated code and locks. Save the shared variables' values "
-                        "(get_value) and build and compile the graph again where they are needed")
-
     @property
     def fgraph(self):
         """The rewritten graph (rewritten now if the graph memo skipped the rewrites)."""

@@ -1,7 +1,6 @@
 """Smaller reliability items: lossy integer conversions, float-to-int casts, non-ASCII
-names under an ASCII locale, Check messages, set_value errors, pickling."""
+names under an ASCII locale, Check messages, set_value errors."""
 import os
-import pickle
 import subprocess
 import sys
 
@@ -66,13 +65,6 @@ def test_a_check_message_with_format_fields_reads_the_same_in_both_modes(mode):
     f = bptt.function([x], check(x, x < 1.0, "v={0} bad, twice {1:.2f}", x, x * 2.0), mode=mode)
     with pytest.raises(ValueError, match=r"^v=1\.25 bad, twice 2\.50"):
         f(1.25)
-
-
-def test_pickling_a_function_gives_one_clear_error(mode):
-    x = T.dvector("x")
-    f = bptt.function([x], x * 2.0, mode=mode, name="double")
-    with pytest.raises(TypeError, match="function 'double' cannot be pickled"):
-        pickle.dumps(f)
 
 
 def test_a_non_ascii_scan_name_compiles_under_an_ascii_locale(tmp_path):
