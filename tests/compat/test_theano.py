@@ -189,6 +189,8 @@ def test_a_symbolic_shape_unpacks():
     assert theano.function([X], n * 10 + d, mode="PY")(np.ones((3, 4))) == 34
     with pytest.raises(TypeError, match="static length"):
         iter(T.dvector("v"))
+    with pytest.raises(TypeError, match="cannot be iterated"):
+        iter(T.tensor("float64", (2, 3)))
 
 
 def test_a_step_may_return_empty_updates():
