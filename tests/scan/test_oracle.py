@@ -38,7 +38,7 @@ def test_programs_py(prog):
     _assert_agree(prog, modes=("PY",), fd=prog.seed % 8 == 0, second=prog.seed % 8 == 1)
 
 
-@settings(max_examples=8, **_SETTINGS)
+@settings(max_examples=6, **_SETTINGS)
 @given(programs(restrict=KNOWN_BUGS, max_depth=2))
 def test_programs_numba(prog):
     """NUMBA with every rewrite == rewrite-free PY, outputs and gradients in one function."""
