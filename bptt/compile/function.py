@@ -488,8 +488,10 @@ def function(inputs, outputs=None, updates=None, givens=None, mode=None,
         True: accept arguments whose conversion to the input dtype loses
         information. None (default): only Python floats may be rounded, to
         floatX inputs. False: no lossy conversion. Lossless conversions
-        (lists, Python numbers, int64 values that fit in int32, ...) are
-        always accepted.
+        (lists, Python numbers, int64 values that fit in int32, int64 values
+        that float64 holds exactly, ...) are always accepted; where the
+        dtypes cannot decide (int64 to float64), the values do: 2**53 + 1
+        is refused.
     on_unused_input : {'raise', 'warn', 'ignore'}
         What to do about an input no output or update depends on.
     name : str

@@ -18,7 +18,7 @@ from ..scan.rewriting.fill import scan_fill_sequences_pass
 from ..scan.rewriting.inner import ScanInnerRewrite
 from ..scan.rewriting.pushout import (scan_pushout_accumulators_pass, scan_pushout_non_seqs_pass,
                                       scan_pushout_seqs_pass)
-from ..scan.rewriting.pushout import scan_pushout_last_step_pass
+from ..scan.rewriting.pushout import scan_pushout_invariant_nit_sots_pass, scan_pushout_last_step_pass
 from ..scan.rewriting.reuse import scan_reuse_forward
 from ..scan.rewriting.merge import scan_merge, scan_merge_outputs_pass
 from ..scan.rewriting.savemem import scan_save_mem
@@ -131,6 +131,8 @@ pm.add_pass(scan_pushout_last_step_pass, "an output read only at [-1] is compute
 pm.add_pass(scan_reuse_forward, "a backward step reads the products its forward step computed "
                                 "(recorded as a nit_sot) instead of recomputing them (LSTM z)")
 pm.add_pass(scan_pushout_non_seqs_pass, "loop-invariant step work runs once, before the loop")
+pm.add_pass(scan_pushout_invariant_nit_sots_pass, "an output that is the same at every step is "
+                                                  "its value repeated, outside the loop")
 pm.add_pass(scan_pushout_seqs_pass, "per-step products of sequence rows become one product "
                                     "over all steps")
 pm.add_pass(scan_pushout_accumulators_pass, "weight gradients summed over steps are one "

@@ -56,7 +56,11 @@ class PerformProgram:
             try:
                 node.op.perform(node, [store[s] for s in ins], cells)
             except Exception as exc:
-                _annotate(exc, node, [store[s] for s in ins])
+                inputs = [store[s] for s in ins]
+                restated = _restated(exc, node, inputs)
+                if restated is not None:
+                    raise restated from None
+                _annotate(exc, node, inputs)
                 raise
             for s, cell, var in zip(outs, cells, node.outputs):
                 store[s] = cell[0]
@@ -69,6 +73,19 @@ def _annotate(exc, node, values):
         exc.add_note(note)
     if not hasattr(exc, "bptt_failed"):
         exc.bptt_failed = Failure(node, tuple(getattr(v, "shape", None) for v in values))
+
+
+def _restated(exc, node, values):
+    """`exc` restated by what `node` computes in the user's terms (its output's
+    ``tag['origin']``, set by a rewrite that moved the node out of a loop), or None."""
+    origin = node.outputs[0].tag.get("origin") if node.outputs else None
+    if origin is None or not isinstance(exc, (ValueError, IndexError)):
+        return None
+    text = str(exc.args[0]) if len(exc.args) == 1 else str(exc)
+    shapes = ", ".join(str(v.shape) for v in values if getattr(v, "ndim", 0))
+    new = type(exc)(f"{origin} failed: {text}" + (f" (operand shapes {shapes})" if shapes else ""))
+    new.__traceback__ = exc.__traceback__
+    return new
 
 
 class Failure:

@@ -47,4 +47,23 @@ def _render(v, depth, max_depth, leaf):
         return f"-{args[0]}"
     if type(node.op).__name__ == "Dot":
         return f"({args[0]} dot {args[1]})"
+    indexed = _indexing(node.op, args)
+    if indexed is not None:
+        return indexed
     return f"{name or node.op}({', '.join(args)})"
+
+
+def _indexing(op, args):
+    """``x[i, 2]`` for a read by integer indices (an ``idx_list`` of ints and index
+    inputs, no slices), else None."""
+    if type(op).__name__ not in ("Subtensor", "AdvancedSubtensor"):
+        return None
+    entries, rest = [], iter(args[1:])
+    for e in getattr(op, "idx_list", None) or ():
+        if isinstance(e, int):
+            entries.append(str(e))
+        elif e in ("?", "[?]"):      # an index input: a scalar or an integer array
+            entries.append(next(rest, "?"))
+        else:
+            return None
+    return f"{args[0]}[{', '.join(entries)}]" if entries else None

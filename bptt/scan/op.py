@@ -27,7 +27,7 @@ from .grad import scan_grad
 from .info import ROW_SUM, ScanInfo
 from .profiling import ScanProfile
 from .rop import scan_rop
-from .step_errors import STEP_ERRORS, step_error
+from .step_errors import STEP_ERRORS, check_time_budget, step_error
 from .utils import (as_shape_var, check_closed, checked_origins, graph_signature, infer_shapes,
                     simplified, without_size_reads)
 
@@ -269,6 +269,8 @@ class Scan(Op):
                     args[i] = buf[(t + off) % len(buf) if b.ring else t + off]
             for k, i in enumerate(info.inner_in_shared):
                 args[i] = shared[k]
+            if not t & 255:
+                check_time_budget()    # a re-run that words a compiled call's error (linker)
             try:
                 values = program(*args)
             except STEP_ERRORS as exc:
@@ -276,9 +278,13 @@ class Scan(Op):
             for b, buf in zip(info.buffers, bufs):
                 for o, off in zip(b.inner_outputs, b.out_offsets):
                     self._write(buf, (t + off) % len(buf) if b.ring else t + off, values[o], t, o)
+            # Summed nit_sots first: a step value may be a view of a sequence row that a
+            # nit_sot stored in that sequence (`nit_sot_into_seq`) overwrites below.
             for k, o in enumerate(info.inner_out_nit_sot):
                 if info.nit_sot_sum(k) is not None:
                     nits[k] = self._add_product(k, nits[k], inputs, t, values[o])
+            for k, o in enumerate(info.inner_out_nit_sot):
+                if info.nit_sot_sum(k) is not None:
                     continue
                 if nits[k] is None:
                     nits[k] = self._nit_rows(k, lengths[k], np.shape(values[o]), inputs)

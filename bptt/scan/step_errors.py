@@ -14,12 +14,39 @@ An error from a nested scan already names its scan and step: the outer one adds 
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import time
+
 from ..graph.basic import Constant
 from ..graph.evaluate import failure
 from ..graph.expression import expression
+from ..graph.traversal import toposort
 
 #: Errors a step raises because of its values (shapes, indices): the ones restated.
 STEP_ERRORS = (ValueError, IndexError)
+
+_DEADLINE = contextvars.ContextVar("bptt_step_error_deadline", default=None)
+
+
+class OutOfTime(Exception):
+    """Raised by a loop run under `time_budget` once the budget is spent."""
+
+
+@contextlib.contextmanager
+def time_budget(seconds):
+    """Loops run inside stop with `OutOfTime` after about `seconds` (checked every 256 steps)."""
+    token = _DEADLINE.set(time.perf_counter() + seconds)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def check_time_budget():
+    deadline = _DEADLINE.get()
+    if deadline is not None and time.perf_counter() > deadline:
+        raise OutOfTime()
 
 
 def step_error(op, exc, step):
@@ -45,6 +72,26 @@ def step_error(op, exc, step):
     return _like(exc, f"{label}: at step {step}, {what} failed: {text}{tail}")
 
 
+def mark_moved_out(fgraph, node, moved):
+    """Tag the outer nodes that compute step values for all steps before the loop.
+
+    `moved` maps each inner variable of the scan `node` of `fgraph` to the outer
+    variable now computing it; each new outer node (one `fgraph` does not hold yet)
+    gets ``tag['origin']`` on its outputs,
+    which the reference evaluator puts in front of an error the node raises::
+
+        scan 'rnn': (x[t+0] dot W) (computed for all steps before the loop) failed: ...
+    """
+    op = node.op
+    leaf, existing = _leaf_labels(op), set(fgraph.clients) | set(node.inputs)
+    for v, outer in moved.items():
+        origin = (f"{op.info.label}: {expression(v, max_depth=3, leaf=leaf)} (computed for "
+                  "all steps before the loop)")
+        for n in toposort([outer], blockers=existing):
+            for o in n.outputs:
+                o.tag.setdefault("origin", origin)
+
+
 def _like(exc, message):
     new = type(exc)(message)
     new.__traceback__ = exc.__traceback__
@@ -61,5 +108,9 @@ def _leaf_labels(op):
         names[i] = f"non-sequence {k}"
     for k, i in enumerate(info.inner_in_shared):
         names[i] = f"shared state {k}"
+    for b in info.buffers:
+        what = op.label_of_output(b.inner_outputs[0]).split(" (")[0] if b.inner_outputs else ""
+        for i in b.inner_inputs:
+            names.setdefault(i, f"the previous value of {what}" if what else "a state")
     by_var = {op.inner_inputs[i]: name for i, name in names.items()}
     return lambda v: by_var.get(v, "a state of the previous step")

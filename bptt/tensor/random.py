@@ -288,6 +288,66 @@ class PermutationRV(RandomVariable):
         return [None, tuple(getitem(size, i) for i in range(size.type.shape[0])) + (n,)]
 
 
+class MultinomialRV(RandomVariable):
+    """Counts of `n` draws among the categories of `p`'s last axis, one count
+    vector per element of `size` (or per row of `p` when `size` is empty).
+
+    `p`'s rows are weights (non-negative, a positive sum; not necessarily
+    normalised), one row for every sample or one for all. Each draw is the
+    first category whose cumulative weight exceeds ``random() * sum``.
+    """
+
+    params, kinds = ("n", "p"), ("int", "float")
+
+    def make_node(self, rng, size, n, p):
+        if not isinstance(getattr(rng, "type", None), RandomGeneratorType):
+            raise TypeError(f"{self}: the first input must be a random generator variable")
+        n = self._check_param("n", "int", as_tensor_variable(n))
+        p = self._check_param("p", "float", as_tensor_variable(p))
+        if n.ndim != 0 or p.ndim == 0:
+            raise TypeError(f"{self}: n must be a scalar and p have a last axis of categories, "
+                            f"got {n.type} and {p.type}")
+        size = _size_vector(size)
+        m = size.type.shape[0]
+        batch = _static_entries(size, m) if m else p.type.shape[:-1]
+        sample = TensorType(self.dtype, tuple(batch) + (p.type.shape[-1],))()
+        return Apply(self, [rng, size, n, p], [RandomGeneratorType()(), sample])
+
+    def sample_shape(self, size, params):
+        return tuple(int(s) for s in size) if len(size) else np.shape(params[1])[:-1]
+
+    def draw(self, rng, shape, n, p):
+        p = np.asarray(p, "float64")
+        k, rows = p.shape[-1], int(np.prod(shape))
+        flat = p.reshape(-1, k)
+        if flat.shape[0] not in (1, rows):
+            raise ValueError(f"multinomial: p has {flat.shape[0]} rows for {rows} samples; "
+                             "give one row, or one per sample")
+        if n < 0:
+            raise ValueError(f"multinomial: n must be >= 0, got {n}")
+        out = np.zeros((rows, k), dtype="int64")
+        for r in range(rows):
+            row = flat[r if flat.shape[0] > 1 else 0]
+            cdf = np.cumsum(row)
+            if k == 0 or (row < 0).any() or not cdf[-1] > 0:
+                raise ValueError("multinomial: each row of p must be non-negative with a "
+                                 "positive sum")
+            for _ in range(int(n)):
+                u, j = rng.random() * cdf[-1], 0
+                while j < k - 1 and cdf[j] <= u:
+                    j += 1
+                out[r, j] += 1
+        return out.reshape(tuple(shape) + (k,))
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        from .subtensor import getitem
+
+        size, p_shape = node.inputs[1], input_shapes[3]
+        m = size.type.shape[0]
+        batch = tuple(getitem(size, i) for i in range(m)) if m else tuple(p_shape[:-1])
+        return [None, batch + (p_shape[-1],)]
+
+
 class ChoiceRV(RandomVariable):
     """Entries of `a` (or of ``range(a)`` for a scalar `a`), optionally weighted by `p`."""
 
@@ -441,37 +501,11 @@ class RandomStreams:
         return self.gen(op, size, *params, ndim=ndim)
 
     def multinomial(self, size=(), n=1, pvals=(0.5, 0.5), dtype="int64", *, ndim=None):
-        """Counts of `n` draws among ``k`` categories of probabilities `pvals` (its last
-        axis, summing to 1): shape ``size + (k,)``, or ``pvals.shape`` when `size`
-        is ``()`` (then each row of a matrix `pvals` is one distribution).
-
-        Built from `uniform` draws (one per trial), each category the first
-        whose cumulative probability exceeds the draw; `n` is a Python int.
-        """
-        from .basic import arange, cast
-        from .math import eq, gt, le, minimum, sum as sum_
-        from .shape import shape_padright, shape_tuple
-
-        if not isinstance(n, (int, np.integer)) or n < 0:
-            raise TypeError(f"multinomial: n must be a non-negative Python int, got {n!r}")
-        pvals = as_tensor_variable(pvals)
-        if pvals.ndim == 0:
-            raise TypeError(f"multinomial: pvals must have a last axis of categories, got "
-                            f"{pvals.type}")
-        k = pvals.shape[-1]
+        """Counts of `n` draws among the categories of `pvals`'s last axis: shape
+        ``size + (k,)``, or ``pvals.shape`` when `size` is ``()`` (each row of a
+        matrix `pvals` is then one distribution)."""
         size = () if size is None else size
-        batch = tuple(size) if not isinstance(size, Variable) else tuple(size[i] for i in range(
-            size.type.shape[0]))
-        batch = batch or shape_tuple(pvals)[:-1]
-        u = shape_padright(self.uniform(size=(int(n),) + tuple(batch)))
-        tri = le(shape_padright(arange(k)), arange(k))   # tri[i, j]: i <= j
-        cdf = sum_(shape_padright(pvals) * cast(tri, pvals.dtype), axis=-2)
-        category = minimum(sum_(cast(gt(u, cdf), "int64"), axis=-1), k - 1)
-        counts = sum_(cast(eq(shape_padright(category), arange(k)), dtype), axis=0)
-        if ndim is not None and counts.ndim != ndim:
-            raise ValueError(f"multinomial: ndim={ndim} but the sample has {counts.ndim} "
-                             "dimensions")
-        return counts
+        return self.gen(MultinomialRV(dtype), size, n, pvals, ndim=ndim)
 
     def permutation(self, size=(), n=1, dtype="int64", *, ndim=None):
         """Permutations of ``range(n)``: shape ``size + (n,)``."""
@@ -480,4 +514,4 @@ class RandomStreams:
 
 __all__ = ["RandomStreams", "RandomGeneratorType", "RandomGeneratorSharedVariable",
            "RandomVariable", "UniformRV", "NormalRV", "BinomialRV", "IntegersRV",
-           "ChoiceRV", "PermutationRV", "copy_generator", "shuffled_range"]
+           "ChoiceRV", "MultinomialRV", "PermutationRV", "copy_generator", "shuffled_range"]

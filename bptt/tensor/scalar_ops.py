@@ -35,8 +35,37 @@ def lit(value, dtype):
     return f"np.{dtype}({value!r})"
 
 
+# A float scalar to int64 or int32 as NumPy converts it on x86-64: NaN and values out
+# of range give the smallest integer. LLVM's own conversion leaves them undefined, and
+# its optimiser then picks any value (int64(x / 0.0) was 0 in NUMBA, INT64_MIN in PY).
+_FLOAT_TO_INT = {
+    "int64": "(np.int64({0}) if {0} >= -9.223372036854775808e18 and {0} < 9.223372036854775808e18 "
+             "else np.int64(-9223372036854775808))",
+    "int32": "(np.int32({0}) if {0} > -2147483649.0 and {0} < 2147483648.0 "
+             "else np.int32(-2147483648))",
+    # NumPy: x >= 2**63 ? int64(x - 2**63) ^ 2**63 : int64(x), each int64 as above
+    "uint64": "(np.uint64({i0}) ^ np.uint64(9223372036854775808) if {0} >= 9.223372036854775808e18 "
+              "else np.uint64({i1}))",
+}
+
+
+def _float_to_int(arg, dtype):
+    if dtype == "uint64":
+        i0 = _FLOAT_TO_INT["int64"].format(f"({arg} - 9.223372036854775808e18)")
+        return _FLOAT_TO_INT["uint64"].format(arg, i0=i0, i1=_FLOAT_TO_INT["int64"].format(arg))
+    if dtype in ("int64", "int32"):
+        return _FLOAT_TO_INT[dtype].format(arg)
+    if dtype == "uint32":   # through int64, then wraps (-2.0 gives 2**32 - 2, as NumPy)
+        return f"np.uint32({_FLOAT_TO_INT['int64'].format(arg)})"
+    # int16, int8, uint16, uint8: NumPy converts to int32, then wraps
+    return f"np.{dtype}({_FLOAT_TO_INT['int32'].format(arg)})"
+
+
 def numba_cast(arg, dtype, ndim, src=None):
     """Numba source converting `arg` (an array if `ndim`, else a scalar) to `dtype`."""
+    if not ndim and src in ("float32", "float64") and dtype in (
+            "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8"):
+        return _float_to_int(f"np.float64({arg})", dtype)
     if dtype == "uint16" and src in ("float32", "float64"):
         # numba's direct float -> uint16 conversion saturates; NumPy's wraps like this.
         arg = numba_cast(arg, "int32", ndim)
@@ -564,8 +593,11 @@ class Switch(ScalarOp):
 
 class Cast(ScalarOp):
     """Conversion to `dtype`: float to int truncates toward zero and integers
-    wrap, as NumPy's ``astype``; NaN and out-of-range floats give an unspecified
-    integer (they do in NumPy too)."""
+    wrap, as NumPy's ``astype``. NaN and out-of-range floats give what NumPy
+    gives on x86-64 (the smallest integer for int64 and int32; int16, int8,
+    uint16 and uint8 convert through int32, uint32 through int64), in both
+    modes, except for uint32 beyond the int64 range, where NumPy's own result
+    depends on its loop."""
 
     nin = 1
 

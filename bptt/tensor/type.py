@@ -29,6 +29,19 @@ def _check_dtype(dtype):
     return name
 
 
+def _exact_cast(src, dst):
+    """Whether every value of dtype `src` converts to `dst` exactly.
+
+    NumPy calls int64 to float64 "safe", but float64 holds integers exactly
+    only up to 2**53: such a conversion is checked on the values instead.
+    """
+    if not np.can_cast(src, dst, "safe"):
+        return False
+    if src.kind in "iu" and dst.kind in "fc":
+        return np.iinfo(src).bits - (src.kind == "i") <= np.finfo(dst).nmant + 1
+    return True
+
+
 class TensorType(Type):
     """N-dimensional arrays of one dtype.
 
@@ -112,11 +125,13 @@ class TensorType(Type):
             src = np.asarray(value)
         except Exception as exc:
             raise TypeError(f"{what}: cannot convert {type(value).__name__} to an array") from exc
-        if src.dtype == object:
-            raise TypeError(f"{what}: cannot convert {type(value).__name__} to a {self.dtype} array")
+        if src.dtype == object or src.dtype.kind in "USVMm":   # objects, text, bytes, dates
+            raise TypeError(f"{what}: cannot convert {type(value).__name__} "
+                            f"{'' if src.dtype == object else f'({src.dtype}) '}"
+                            f"to a {self.dtype} array")
         if src.dtype.name == self.dtype:
             return src
-        if np.can_cast(src.dtype, self.dtype, "safe") or allow_downcast:
+        if _exact_cast(src.dtype, self.numpy_dtype) or allow_downcast:
             return src.astype(self.dtype)
         with np.errstate(all="ignore"):
             arr = src.astype(self.dtype)

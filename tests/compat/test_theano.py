@@ -148,6 +148,22 @@ def test_multinomial_draws_one_hot_counts():
     np.testing.assert_allclose(freq, [0.6, 0.9, 1.5], atol=0.08)
 
 
+def test_multinomial_draws_alike_in_both_modes_and_has_no_gradient():
+    p = T.dmatrix("p")
+    srng = bptt.RandomStreams(5)
+    sample = srng.multinomial(n=4, pvals=p, dtype="float64")
+    rng = srng.state_updates[0][0]
+    start = rng.get_value()
+    values = []
+    for m in ("PY", "NUMBA"):
+        rng.set_value(start)    # each call advances the generator
+        values.append(theano.function([p], sample, mode=m)(np.array([[0.2, 0.8], [3.0, 1.0]])))
+    np.testing.assert_array_equal(values[0], values[1])
+    np.testing.assert_array_equal(values[0].sum(axis=1), [4.0, 4.0])
+    with pytest.raises(bptt.NullTypeGradError):
+        T.grad((sample * p).sum(), p)
+
+
 def test_mrg_random_streams_take_theano_mrg_arguments():
     srng = theano.sandbox.rng_mrg.MRG_RandomStreams(seed=1)
     p = T.dvector("p")
@@ -173,6 +189,8 @@ def test_a_symbolic_shape_unpacks():
     assert theano.function([X], n * 10 + d, mode="PY")(np.ones((3, 4))) == 34
     with pytest.raises(TypeError, match="static length"):
         iter(T.dvector("v"))
+    with pytest.raises(TypeError, match="cannot be iterated"):
+        iter(T.tensor("float64", (2, 3)))
 
 
 def test_a_step_may_return_empty_updates():

@@ -83,3 +83,16 @@ def test_error_inside_a_step_same_message():
         bptt.function([idx, E], es, mode="NUMBA")(np.array([1, 5]), np.ones((3, 2)))
     assert str(py.value) == str(nb.value)
     assert str(nb.value).startswith("scan 'embed': at step 1, ")
+
+
+def test_wording_a_step_error_is_time_bounded(monkeypatch):
+    """Past its time budget the re-run gives up: the compiled code's error, with a note."""
+    from bptt.link.numba.linker import _Diagnosis
+
+    monkeypatch.setattr(_Diagnosis, "BUDGET", 0.0)
+    idx, E = T.lvector("idx"), T.matrix("E")
+    es, _ = bptt.scan(lambda i, E: E[i] * 2, sequences=idx, non_sequences=[E], name="embed")
+    with pytest.raises(IndexError) as nb:
+        bptt.function([idx, E], es, mode="NUMBA")(np.array([1, 5]), np.ones((3, 2)))
+    assert str(nb.value) == "index out of bounds for axis 0"
+    assert any("mode='PY'" in note for note in nb.value.__notes__)

@@ -247,7 +247,8 @@ def test_embedding_index_out_of_range_names_the_step(mode, bad):
     table = np.arange(12.0).reshape(4, 3)
     np.testing.assert_allclose(f(np.array([0, -1, 2]), table)[-1], table[[0, 3, 2]].sum(0))
     msg = _raised(IndexError, f, np.array([0, 1, bad, 2]), table)
-    for part in ("scan 'embed': at step 2", "E", "idx[t+0]", f"index {bad}", "size 4"):
+    for part in ("scan 'embed': at step 2, E[idx[t+0]] failed", f"index {bad}", "size 4",
+                 "E of shape (4, 3)"):
         assert part in msg, (part, msg)
 
 
@@ -265,3 +266,17 @@ def test_nested_scan_error_names_both_scans(mode):
     msg = _raised(ValueError, f, np.ones((2, 3, 2)), np.ones((3, 2)))
     assert msg.startswith("scan 'outer': at step 0, in scan 'inner': at step 0, "), msg
     assert "W of shape (3, 2)" in msg
+
+
+def test_error_in_a_product_moved_out_of_the_loop_names_the_step_expression(mode):
+    """``dot(x_t, W)`` is computed for all steps before the loop (scan_pushout_seqs): a W
+    of the wrong number of rows still names the scan and the step's expression, not only
+    'cannot reshape the array'."""
+    x, h0, W = T.tensor3("x"), T.matrix("h0"), T.matrix("W")
+    hs, _ = bptt.scan(lambda x_t, h, W: T.tanh(T.dot(x_t, W) + h), sequences=x,
+                      outputs_info=h0, non_sequences=[W], name="rnn")
+    f = bptt.function([x, h0, W], hs, mode=mode)
+    assert f(np.ones((3, 1, 4)), np.zeros((1, 4)), np.eye(4)).shape == (3, 1, 4)
+    msg = _raised(ValueError, f, np.ones((3, 1, 4)), np.zeros((1, 4)), np.ones((6, 4)))
+    assert msg.startswith("scan 'rnn': (x[t+0] dot W) (computed for all steps before the "
+                          "loop) failed: "), msg

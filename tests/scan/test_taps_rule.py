@@ -369,3 +369,33 @@ def test_any_taps_py(p):
 @given(p=programs())
 def test_any_taps_numba(p):
     check_program(p, "NUMBA")
+
+
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_until_gradient_follows_the_rule(go_backwards):
+    """The gradient of an until loop with taps [-2, 1] is that of the executed steps unrolled
+    from the rule (PY; the oracle in test_oracle.py covers NUMBA)."""
+    taps, length = [-2, 1], 8
+    u, h0, w, flags = T.dmatrix("u"), T.dvector("h0"), T.dvector("w"), T.lvector("flags")
+
+    def step(a, b, f, h, w):
+        return grad_step(a, b, h, w), bptt.until(T.gt(f, 0))
+
+    hs = bptt.scan(step, sequences=[dict(input=u, taps=taps), dict(input=flags, taps=[1])],
+                   outputs_info=h0, non_sequences=w, go_backwards=go_backwards)[0]
+    fl = np.zeros(length, "int64")
+    stop = 2      # the step that sets the flag: the flags' own positions (taps [1], 7 of them)
+    fl[positions([1], length, None, go_backwards)[stop][0]] = 1
+    ref, _ = unroll(grad_step, [(u, tuple(taps))], [(h0, (-1,))], [w], n_steps=stop + 1,
+                    backwards=go_backwards)
+    v = T.dmatrix("v")
+    ins = [u, h0, w]
+    f = bptt.function(ins + [flags, v], [hs] + bptt.grad((hs * v).sum(), ins), mode="PY")
+    g = bptt.function(ins + [v], bptt.grad((ref[0] * v).sum(), ins), mode="PY")
+    rng = np.random.default_rng(5)
+    vals = [rng.normal(size=(length, 2)), rng.normal(size=2), rng.normal(size=2) * 0.5]
+    vv = rng.normal(size=(stop + 1, 2))
+    got = f(*vals, fl, vv)
+    assert got[0].shape == (stop + 1, 2)
+    for a, b in zip(got[1:], g(*vals, vv)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

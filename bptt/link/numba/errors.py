@@ -16,6 +16,8 @@ dimension disagrees and how to fix it.
 """
 from __future__ import annotations
 
+import string
+
 from ...tensor.elemwise import BROADCAST_ERROR, broadcast_message  # noqa: F401  (re-exported)
 
 
@@ -29,9 +31,10 @@ def reformat(exc):
     args = exc.args
     if len(args) == 2 and isinstance(args[0], str) and args[0].startswith(_BROADCAST):
         return _replaced(exc, broadcast_message(args[1]))
-    if len(args) > 1 and isinstance(args[0], str) and "{}" in args[0]:
-        try:
-            return _replaced(exc, args[0].format(*args[1:]))
+    if len(args) > 1 and isinstance(args[0], str):
+        try:   # any format field, as PY's str.format reads it: {}, {0}, {:.2f}
+            if any(field is not None for _, field, _, _ in string.Formatter().parse(args[0])):
+                return _replaced(exc, args[0].format(*args[1:]))
         except Exception:  # noqa: BLE001  (an exception that only looks like ours)
             return exc
     return exc

@@ -46,7 +46,7 @@ from ...graph.basic import Constant
 from ...graph.evaluate import PerformProgram
 from ...graph.traversal import toposort
 from ...scan.op import Scan
-from ...scan.step_errors import STEP_ERRORS
+from ...scan.step_errors import STEP_ERRORS, OutOfTime, time_budget
 from ..blas_threads import refresh
 from .allocator import tune_malloc
 from .cache import load_module, module_name
@@ -423,8 +423,13 @@ class _Diagnosis:
     reference evaluator, whose Scan names the scan, the step and the expression
     (`bptt.scan.step_errors`); its error replaces the compiled code's when it is
     one of these too. Only failing calls pay for it, and no update has been
-    applied (the function writes shared variables after a call returns).
+    applied (the function writes shared variables after a call returns). The
+    re-run gets `BUDGET` seconds (the reference loop runs some 10^4 steps a
+    second): past them the compiled code's error is raised with a note saying
+    how to find the step.
     """
+
+    BUDGET = 2.0
 
     def __init__(self, fgraph):
         self.fgraph, self.program = fgraph, None
@@ -437,9 +442,14 @@ class _Diagnosis:
         values = [np.asarray(a) if getattr(v.type, "ndim", None) == 0 else a
                   for a, v in zip(args, self.fgraph.inputs)]
         try:
-            self.program(*values)
+            with time_budget(self.BUDGET):
+                self.program(*values)
         except STEP_ERRORS as py_exc:
             return py_exc
+        except OutOfTime:
+            exc.add_note(f"(finding the loop step that failed took over {self.BUDGET:g} s; "
+                         "call the function compiled with mode='PY' to have it named)")
+            return exc
         except Exception:  # noqa: BLE001  (the compiled code's error is the one to report)
             return exc
         return exc

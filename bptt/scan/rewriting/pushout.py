@@ -80,6 +80,7 @@ from ...tensor.rewriting.sizes import dim_key, size_facts, value_key
 from ...tensor.subtensor import Subtensor, getitem
 from ..args import ScanArgs
 from ..op import Scan
+from ..step_errors import mark_moved_out
 from .basic import rebuild
 from .chunks import chunk_terms, is_step_sum
 
@@ -263,6 +264,7 @@ def scan_pushout_seqs(fgraph, node):
     # n_steps, not the user's (offset None: not checked against taps).
     mapping = {v: args.add_seq(stacked[v], inner_type=v.type, origin=None if origin[v] is None
                                else origin[v]._replace(offset=None)) for v in moved}
+    mark_moved_out(fgraph, node, {v: stacked[v] for v in moved})   # errors name the step's value
     args.replace_inner(mapping)
     return rebuild(node, args)[0]
 
@@ -543,7 +545,43 @@ def _last_step_value(y, used, args, old_outs, new_of, executed, what):
     return value
 
 
+# -- outputs that are a non-sequence ---------------------------------------------------------
+@node_rewriter([Scan])
+def scan_pushout_invariant_nit_sots(fgraph, node):
+    """A nit_sot whose step value is a non-sequence is that value repeated ``n_steps`` times.
+
+    It is built outside as ``alloc(v, n_steps, *v.shape)`` and leaves the loop (after
+    `scan_pushout_non_seqs`, any loop-invariant output is a non-sequence); a loop
+    left without outputs is gone. Loops with ``until`` are left alone (the
+    executed steps are known only after the loop), and so are nit_sots whose
+    length input is not ``n_steps``.
+    """
+    from ...tensor.basic import alloc
+    from ...tensor.shape import shape_tuple
+
+    args = ScanArgs.from_node(node)
+    if args.cond is not None:
+        return None
+    inv = dict(zip(args.inner_in_non_seqs, args.outer_in_non_seqs))
+    pushed = {k: (inv[y], args.outer_out_nit_sot[k])
+              for k, (y, length) in enumerate(zip(args.inner_out_nit_sot, args.outer_in_nit_sot))
+              if y in inv and length is args.n_steps}
+    if not pushed:
+        return None
+    for k in sorted(pushed, reverse=True):
+        args.remove("nit_sot", k)
+    repl = rebuild(node, args)[0] if _has_outputs(args) else {}
+    for value, out in pushed.values():
+        w = alloc(value, args.n_steps, *shape_tuple(value))
+        if not can_replace(out, w):
+            return None
+        repl[out] = w
+    return repl
+
+
 scan_pushout_last_step_pass = InToOut([scan_pushout_last_step], name="scan_pushout_last_step")
+scan_pushout_invariant_nit_sots_pass = InToOut([scan_pushout_invariant_nit_sots],
+                                               name="scan_pushout_invariant_nit_sots")
 scan_pushout_non_seqs_pass = InToOut([scan_pushout_non_seqs], name="scan_pushout_non_seqs")
 scan_pushout_seqs_pass = InToOut([scan_pushout_seqs], name="scan_pushout_seqs")
 scan_pushout_accumulators_pass = InToOut([scan_pushout_accumulators],

@@ -166,7 +166,7 @@ def build(prog, values, inputs=None):
 
 def _cost_term(kind, j, r):
     if kind == "half_sq":
-        return 0.5 * T.sum(r * r)
+        return 0.5 * T.sum(r ** 2)
     if kind == "cube":
         return 0.4 * T.sum(r * r * r)
     return (0.3 + 0.2 * j) * T.sum(r) + (0.1 + 0.05 * j) * T.sum(r * r)

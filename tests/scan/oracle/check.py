@@ -76,14 +76,33 @@ def expected_values(prog, values):
             for o, y in zip(prog.outs, res["outs"]) if o.use not in ("none", "cost")]
     if res["twin"] is not None:
         outs.append(res["twin"])
+    outs.append(_numpy_cost(prog, res))
     return outs, res
+
+
+def _numpy_cost(prog, res):
+    """`build`'s cost, in NumPy: one term per output read (see `build._cost_term`)."""
+    total = 0.0
+    for j, (o, y) in enumerate(zip(prog.outs, res["outs"])):
+        if o.use == "none":
+            continue
+        r = y[-1] if o.use == "last" else y
+        if prog.cost == "half_sq":
+            total += 0.5 * np.sum(r * r)
+        elif prog.cost == "cube":
+            total += 0.4 * np.sum(r * r * r)
+        else:
+            total += (0.3 + 0.2 * j) * np.sum(r) + (0.1 + 0.05 * j) * np.sum(r * r)
+    if res["twin"] is not None:
+        total += 0.25 * np.sum(res["twin"] ** 2)
+    return np.float64(total)
 
 
 def _graph(prog, values, grads, second):
     """The built program, and the list of (label, variable) the function computes."""
     b = build(prog, values)
     labels = [f"out{j}" for j, o in enumerate(prog.outs) if o.use not in ("none", "cost")]
-    named = list(zip(labels + ["twin"], b.returned))
+    named = list(zip(labels + ["twin"], b.returned)) + [("cost", b.cost)]
     if grads:
         gs = bptt.grad(b.cost, b.wrt, disconnected_inputs="ignore")
         named += [(f"grad {v.name}", g) for v, g in zip(b.wrt, gs)]

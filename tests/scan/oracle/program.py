@@ -135,7 +135,7 @@ class Program:
     truncate: int = -1
     until: object = None
     shared: object = None
-    cost: str = "mixed"             # sum(a*r + b*r*r) ("mixed"), 0.5*sum(r*r) ("half_sq"), sum(r**3)
+    cost: str = "mixed"             # sum(a*r + b*r*r) ("mixed"), 0.5*sum(r**2) ("half_sq"), sum(r**3)
     wrt: object = None              # gradients w.r.t. every float input, or these indices of them
     twin: object = None             # an expression: a second scan's nit_sot over the same steps
     sizes: tuple = (2, 3)           # run-time sizes of "H" and "K"

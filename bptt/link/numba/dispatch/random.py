@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numba
 
-from ....tensor.random import (BinomialRV, ChoiceRV, IntegersRV, NormalRV, PermutationRV,
-                               UniformRV, copy_generator)
+from ....tensor.random import (BinomialRV, ChoiceRV, IntegersRV, MultinomialRV, NormalRV,
+                               PermutationRV, UniformRV, copy_generator)
 from ..registry import Kernel, np_dtype, numba_funcify
 from ..runtime import cache_on_disk
 
@@ -211,3 +211,36 @@ def _choice(op, node, ctx):
 {_CHOICE_PICK[pick]}    vals = {'pop[idx]' if a.ndim else 'idx'}
     return g, {ret}
 """, "choice")
+
+
+@numba_funcify.register(MultinomialRV)
+def _multinomial(op, node, ctx):
+    p = node.inputs[3]
+    nd = p.ndim - 1 if not _size_dims(node) else _size_dims(node)
+    src = "size" if _size_dims(node) else "p.shape"
+    dims = "".join(f"{src}[{k}], " for k in range(nd))
+    rows = " * ".join(["1"] + [f"{src}[{k}]" for k in range(nd)])
+    return _kernel(["n", "p"], f"""\
+    m = np.int64(n)
+    k = p.shape[{p.ndim - 1}]
+    rows = {rows}
+    prow = p.size // k if k else 0
+    flat = np.ascontiguousarray(p).reshape((prow, k))
+    if prow != 1 and prow != rows:
+        raise ValueError('multinomial: p must have one row, or one row per sample')
+    if m < 0:
+        raise ValueError('multinomial: n must be >= 0')
+    out = np.zeros((rows, k), {np_dtype(node.outputs[1].dtype)})
+    for r in range(rows):
+        row = flat[r if prow > 1 else 0].astype(np.float64)
+        cdf = np.cumsum(row)
+        if k == 0 or np.any(row < 0) or not cdf[k - 1] > 0:
+            raise ValueError('multinomial: each row of p must be non-negative with a positive sum')
+        for t in range(m):
+            u = g.random() * cdf[k - 1]
+            j = 0
+            while j < k - 1 and cdf[j] <= u:
+                j += 1
+            out[r, j] += 1
+    return g, out.reshape(({dims}k,))
+""", "multinomial")

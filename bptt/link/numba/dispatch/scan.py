@@ -55,7 +55,8 @@ def _emit_checks(w, op, node):
     """The checks of Scan.check_before_loop, with the same messages."""
     info, label = op.info, op.info.label
     for k, o in checked_origins(op.seq_origins):
-        need, rows = f"imax(n, 0) + {o.span}", f"seq{k}.shape[0] + {o.offset}"
+        need, rows = f"imax(n, 0) + {o.span}", f"seq{k}.shape[0]" + (f" + {o.offset}" if o.offset
+                                                                        else "")
         tail = (" rows, but ", "imax(n, 0)", " steps with these taps need ", need,
                 f" (n_steps + {o.span}); pass a longer sequence or a smaller n_steps")
         head = f"{label}: sequence {o.label} (taps {list(o.taps)}) has "
