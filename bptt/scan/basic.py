@@ -330,7 +330,8 @@ def _canonical_n_steps(n_steps, go_backwards, seqs, label):
         raise TypeError(f"{label}: n_steps must be an int or an integer scalar, got {n.describe()}")
     sign = -1 if go_backwards else 1
     flip = switch(lt(n, 0), np.int64(-sign), np.int64(sign)) if seqs else bool(go_backwards)
-    return Steps(None, abs_(n).astype("int64"), flip)
+    # The magnitude in int64: abs of int32's least value overflows to itself (still negative).
+    return Steps(None, abs_(n.astype("int64")), flip)
 
 
 def _static_int(n):

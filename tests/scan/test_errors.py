@@ -280,3 +280,15 @@ def test_error_in_a_product_moved_out_of_the_loop_names_the_step_expression(mode
     msg = _raised(ValueError, f, np.ones((3, 1, 4)), np.zeros((1, 4)), np.ones((6, 4)))
     assert msg.startswith("scan 'rnn': (x[t+0] dot W) (computed for all steps before the "
                           "loop) failed: "), msg
+
+
+def test_int32_least_n_steps_is_a_backward_count_too_long_for_the_sequence(mode):
+    # -2**31 asks for 2**31 steps backwards: the error is the sequence's length, not a
+    # refusal of negative n_steps (abs in int32 overflows to -2**31 itself).
+    n, x = T.iscalar("n"), T.vector("x")
+    out, _ = bptt.scan(lambda x_t: x_t * 2, sequences=[x], n_steps=n)
+    f = bptt.function([n, x], out, mode=mode)
+    np.testing.assert_array_equal(f(np.int32(-2), np.arange(4.0)), [6.0, 4.0])
+    with pytest.raises(ValueError, match="2147483648") as info:
+        f(np.int32(-2**31), np.arange(4.0))
+    assert "must not be negative" not in str(info.value)
