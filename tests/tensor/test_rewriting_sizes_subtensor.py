@@ -155,3 +155,11 @@ def test_a_piece_that_broadcasts_into_its_region_keeps_the_increments(mode):
     got, want = both(rng.standard_normal((3, 4)), rng.standard_normal((1, 4)),
                      rng.standard_normal((3, 0)))
     np.testing.assert_array_equal(got, want)
+
+
+def test_an_empty_slice_does_not_loop_the_partition_search(mode):
+    """[0:0] starts where it ends: the chain search must not follow it forever."""
+    inputs, g = _slice_gradient([(0, 0), (2, None)])
+    rng = np.random.default_rng(4)
+    fg = _check(inputs, g, mode, [[rng.standard_normal((2, 7)), np.zeros((1, 2))]], joins=0)
+    assert _count(fg, IncSubtensor) >= 1

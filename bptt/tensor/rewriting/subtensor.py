@@ -150,8 +150,8 @@ def incs_into_zeros_to_join(fgraph, node):
     chain, at = [], (0, None)
     while at != "end":
         nxt = [p for p in pieces if _same(p[0], at)]
-        if len(nxt) != 1:
-            return None
+        if len(nxt) != 1 or len(chain) == len(pieces):
+            return None   # a gap, an overlap, or an empty slice that starts where it ends
         chain.append(nxt[0][2])
         at = nxt[0][1]
     if len(chain) != len(pieces):
