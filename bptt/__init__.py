@@ -4,7 +4,7 @@ Write a graph with `bptt.tensor`, loop with `bptt.scan`, differentiate with
 `bptt.grad`, compile with `bptt.function`.
 """
 from . import tensor as tensor
-from .compile import function as function, shared as shared
+from .compile import In as In, function as function, shared as shared
 from .config import config as config
 from .errors import (DisconnectedInputError as DisconnectedInputError,
                      GradientError as GradientError, MissingInputError as MissingInputError,

@@ -14,6 +14,11 @@
 ``exclude_rewrites``
     Names of rewrite passes (`bptt/compile/passes.py`) that `bptt.function` skips
     (``BPTT_EXCLUDE_REWRITES=name1,name2``); tests compare results with and without a pass.
+``rewrites``
+    Whether `bptt.function` rewrites graphs at all (``BPTT_REWRITES=0`` skips every pass
+    of `bptt/compile/passes.py`, step graphs included: the graph runs as `scan` and
+    `grad` built it). The reference every rewrite is checked against: a program must
+    give the same values with and without rewrites, in both modes.
 ``malloc_tuning``
     Raise glibc's mmap and trim thresholds when the numba backend first compiles,
     so large arrays freed by one call are reused by the next without page faults
@@ -52,6 +57,7 @@ class _Config:
         self.check_ir = os.environ.get("BPTT_CHECK_IR", "") not in ("", "0")
         self.exclude_rewrites = tuple(
             n for n in os.environ.get("BPTT_EXCLUDE_REWRITES", "").split(",") if n)
+        self.rewrites = os.environ.get("BPTT_REWRITES", "1") not in ("", "0")
         self.malloc_tuning = os.environ.get("BPTT_MALLOC_TUNING", "1") not in ("", "0")
         self.chunk_rows = _int_from_env("BPTT_CHUNK_ROWS", 256)
         self.reuse_forward = os.environ.get("BPTT_REUSE_FORWARD", "") not in ("", "0")

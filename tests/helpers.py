@@ -1,5 +1,5 @@
-"""Pieces several test modules share: pass exclusion, the LSTM step and gradient graph,
-the RNN gradient by a NumPy loop, the backward step's nodes."""
+"""Pieces several test modules share: pass exclusion, compiling without rewrites, the LSTM
+step and gradient graph, the RNN gradient by a NumPy loop, the backward step's nodes."""
 import contextlib
 
 import numpy as np
@@ -20,6 +20,17 @@ def excluding(names):
         yield
     finally:
         config.exclude_rewrites = old
+
+
+@contextlib.contextmanager
+def without_rewrites():
+    """Compile with no rewrite pass at all (``config.rewrites`` off): the reference graph."""
+    old = config.rewrites
+    config.rewrites = False
+    try:
+        yield
+    finally:
+        config.rewrites = old
 
 
 def lstm_step(x, h, c, Wx, Wh, b):

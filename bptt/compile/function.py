@@ -19,6 +19,11 @@ linked graph runs once and computes every output and every update value,
 and only then are the updates written. A call that raises therefore leaves
 every shared variable as it was. The executor guarantees that no returned
 array shares memory with an argument, a shared value or another output.
+
+Threads: a function with updates holds the locks of the shared variables it
+updates (`sharedvalue.Container`) from reading them to writing their new
+values, so concurrent calls lose no update; a function without updates
+takes no lock.
 """
 from __future__ import annotations
 
@@ -33,8 +38,10 @@ from ..graph.basic import Constant, Variable
 from ..graph.fg import FunctionGraph
 from ..graph.replace import clone_replace
 from ..graph.traversal import ancestors, graph_inputs
+from ..tensor.assertion import check_shape
 from ..tensor.type import TensorType, as_tensor_variable, constant
-from .mode import link, memo_key, optimize, recall, resolve_mode
+from .io import split_inputs
+from .mode import excluded_rewrites, link, memo_key, optimize, recall, resolve_mode
 from .profiling import FunctionProfile
 from .sharedvalue import SharedVariable
 
@@ -96,7 +103,9 @@ def _as_value_of(var, new, what):
         if a is not None and b is not None and a != b:
             raise ValueError(f"{what} has static shape {new.type.shape}, incompatible with "
                              f"{var.describe()} in dimension {i}")
-    return new
+    # Compiled code relies on the static sizes of `var`'s type: a value whose type does
+    # not prove them is checked when the function runs, before any update is written.
+    return check_shape(new, var.type.shape, what)
 
 
 # -- givens --------------------------------------------------------------------
@@ -163,12 +172,16 @@ def _call_glue(in_types, n_shared, n_outputs, n_updates, result):
             x0, = args
             if not (type(x0) is ndarray and x0.dtype is dt0 and x0.ndim == 1):
                 x0 = convert0(x0)
-            r = execute(x0, s0[0])
-            u0[0] = r[1]
+            with l0:
+                r = execute(x0, s0[0])
+                u0[0] = r[1]
             return r[0]
 
     Updates are written only after ``execute`` returned, so a call that
-    raises changes no shared variable.
+    raises changes no shared variable. ``l0, l1, ...`` are the locks of the
+    updated variables (in creation order): calls from several threads read,
+    compute and write them one at a time, so no update is lost. A function
+    without updates takes no lock, and its calls run in parallel.
     """
     xs = [f"x{k}" for k in range(len(in_types))]
     lines = ["def run(args):"]
@@ -180,8 +193,12 @@ def _call_glue(in_types, n_shared, n_outputs, n_updates, result):
             lines.append(f"    x{k} = convert{k}(x{k})")
         else:
             lines += [f"    if not ({check}):", f"        x{k} = convert{k}(x{k})"]
-    lines.append(f"    r = execute({', '.join(xs + [f's{k}[0]' for k in range(n_shared)])})")
-    lines += [f"    u{k}[0] = r[{n_outputs + k}]" for k in range(n_updates)]
+    ind = "    "
+    if n_updates:
+        lines.append(f"    with {', '.join(f'l{k}' for k in range(n_updates))}:")
+        ind = "        "
+    lines.append(f"{ind}r = execute({', '.join(xs + [f's{k}[0]' for k in range(n_shared)])})")
+    lines += [f"{ind}u{k}[0] = r[{n_outputs + k}]" for k in range(n_updates)]
     lines.append({"single": "    return r[0]", "none": "    return None",
                   "list": f"    return r[:{n_outputs}]"}[result])
     return "\n".join(lines) + "\n"
@@ -219,7 +236,8 @@ class Function:
     """
 
     def __init__(self, inputs, outputs, updates, givens, mode, allow_input_downcast,
-                 on_unused_input, name, profile):
+                 on_unused_input, name, profile, no_default_updates=False, input_names=None,
+                 defaults=None):
         self.name = name
         self.mode = resolve_mode(mode)
         self.allow_input_downcast = allow_input_downcast
@@ -232,13 +250,16 @@ class Function:
         pairs = _update_pairs(updates)
         targets = _replace(outs + [v for _, v in pairs], given)
         outs, pairs = targets[:len(outs)], [(k, v) for (k, _), v in zip(pairs, targets[len(outs):])]
-        pairs, shared_vars = self._add_default_updates(outs, pairs, given)
+        self._graph = (outs, pairs)   # as given, for pickling (see "Pickling" below)
+        pairs, shared_vars = self._add_default_updates(outs, pairs, given, no_default_updates)
         self._check_unused(outs + [v for _, v in pairs], on_unused_input)
         self.shared = shared_vars
         self.update_vars = [k for k, _ in pairs]
         self.n_outputs = len(outs)
         self.profile = FunctionProfile(name) if profile else None
+        self._defaults = dict(defaults or {})
         self._build(outs, pairs)
+        self._index.update({n: i for i, n in (input_names or {}).items()})
 
     def _check_inputs(self, inputs):
         inputs = list(inputs)
@@ -256,13 +277,19 @@ class Function:
             raise ValueError(f"function: {dup.describe()} appears twice in the inputs list")
         return inputs
 
-    def _add_default_updates(self, outs, pairs, given):
-        """Add default updates of the shared variables read, until none is new."""
+    def _add_default_updates(self, outs, pairs, given, no_default_updates=False):
+        """Add default updates of the shared variables read, until none is new.
+
+        ``no_default_updates`` True adds none; a list adds none for its variables.
+        """
         explicit = {k for k, _ in pairs}
+        skip = set(no_default_updates) if isinstance(no_default_updates, (list, tuple)) else set()
         while True:
             shared = _shared_inputs(outs + [v for _, v in pairs], [k for k, _ in pairs])
+            if no_default_updates is True:
+                return pairs, shared
             extra = [(sv, sv.default_update) for sv in shared
-                     if sv.default_update is not None and sv not in explicit]
+                     if sv.default_update is not None and sv not in explicit and sv not in skip]
             if not extra:
                 return pairs, shared
             extra = _update_pairs(extra)
@@ -290,7 +317,7 @@ class Function:
         key = memo_key(fgraph, self.mode)
         t1 = time.perf_counter()
         self._fgraph, self._fn = fgraph, recall(fgraph, key)   # compiled before: no rewrites
-        self._rewritten, self._exclude = self._fn is None, config.exclude_rewrites
+        self._rewritten, self._exclude = self._fn is None, excluded_rewrites()
         t2 = t3 = time.perf_counter()
         if self._fn is None:
             optimize(fgraph, self.mode)
@@ -313,6 +340,8 @@ class Function:
                 ns[f"dt{k}"] = v.type.numpy_dtype
         ns.update({f"s{k}": sv.container for k, sv in enumerate(self.shared)})
         ns.update({f"u{k}": sv.container for k, sv in enumerate(self.update_vars)})
+        locks = sorted((sv.container for sv in self.update_vars), key=lambda c: c.order)
+        ns.update({f"l{k}": c.lock for k, c in enumerate(locks)})
         exec(compile(self.glue, f"<bptt function {self.name or ''}>", "exec"), ns)  # noqa: S102
         self._run = ns["run"]
 
@@ -332,7 +361,9 @@ class Function:
                 raise TypeError(f"{self._label()}: input {key!r} given twice")
             values[i], filled[i] = val, True
         for i, ok in enumerate(filled):
-            if not ok:
+            if not ok and i in self._defaults:
+                values[i] = self._defaults[i]
+            elif not ok:
                 raise TypeError(f"{self._label()}: missing a value for input {i} "
                                 f"({self.inputs[i].describe()})")
         return values
@@ -366,6 +397,36 @@ class Function:
 
         return debugprint(self, file=file)
 
+    # -- Pickling ------------------------------------------------------------
+    # A function pickles as the graph it was given (inputs, outputs and update
+    # pairs after givens, default updates included), its mode and options; its
+    # shared variables travel inside that graph with their values (a container
+    # pickled once per pickle, so variables shared by several functions pickled
+    # together stay one variable). Unpickling compiles again, which the graph
+    # memo and numba's disk cache make a load when this machine compiled the
+    # graph before. copy.deepcopy uses the same path: the copy computes from
+    # copies of the shared variables.
+    def __reduce__(self):
+        outs, pairs = self._graph
+        outputs = None if self.no_outputs else (outs[0] if self.single else list(outs))
+        pairs = [(k, v) for k, v in pairs] + [
+            (sv, sv.default_update) for sv in self.update_vars if sv not in dict(pairs)]
+        names = {i: n for n, i in self._index.items() if n != self.inputs[i].name}
+        state = {"inputs": list(self.inputs), "outputs": outputs, "updates": pairs,
+                 "mode": self.mode, "allow_input_downcast": self.allow_input_downcast,
+                 "name": self.name, "profile": self.profile is not None,
+                 "input_names": names, "defaults": self._defaults}
+        return (_unpickle_function, (type(self), state))
+
+
+def _unpickle_function(cls, state):
+    f = cls.__new__(cls)
+    Function.__init__(f, state["inputs"], state["outputs"], state["updates"], None,
+                      state["mode"], state["allow_input_downcast"], "ignore", state["name"],
+                      state["profile"], no_default_updates=True,
+                      input_names=state["input_names"], defaults=state["defaults"])
+    return f
+
 
 def _shared_inputs(outputs, extra=()):
     found = [v for v in graph_inputs(outputs) if isinstance(v, SharedVariable)]
@@ -376,13 +437,15 @@ def _shared_inputs(outputs, extra=()):
 
 
 def function(inputs, outputs=None, updates=None, givens=None, mode=None,
-             allow_input_downcast=None, on_unused_input="raise", name=None, profile=False):
+             allow_input_downcast=None, on_unused_input="raise", name=None, profile=False,
+             no_default_updates=False):
     """Compile a graph into a callable.
 
     Parameters
     ----------
-    inputs : list of Variable
-        The call's arguments, in order (they may also be passed by name).
+    inputs : list of Variable or In
+        The call's arguments, in order (they may also be passed by name). An
+        `In` gives an input a default value or another keyword name.
     outputs : Variable, list of Variable or None
         A single variable makes the function return one value; a list (or
         tuple) makes it return a list; None makes it return None.
@@ -406,6 +469,9 @@ def function(inputs, outputs=None, updates=None, givens=None, mode=None,
         Used in error messages and the profile.
     profile : bool
         Record calls and time in ``f.profile``.
+    no_default_updates : bool or list of SharedVariable
+        True: apply no shared variable's ``default_update`` (random streams
+        then repeat their draws); a list: none of those variables'.
 
     Returns
     -------
@@ -413,5 +479,6 @@ def function(inputs, outputs=None, updates=None, givens=None, mode=None,
     """
     if not isinstance(inputs, (list, tuple)):
         raise TypeError("function: inputs must be a list of variables")
+    inputs, names, defaults = split_inputs(inputs)
     return Function(inputs, outputs, updates, givens, mode, allow_input_downcast,
-                    on_unused_input, name, profile)
+                    on_unused_input, name, profile, no_default_updates, names, defaults)

@@ -74,7 +74,9 @@ def source_digest():
 def graph_key(fgraph, mode):
     """A hex key for compiling `fgraph` in `mode`, or None if the graph is unkeyable."""
     try:
-        description = (source_digest(), sys.version, mode,
+        from ..link.numba.cache import environment_tag   # numba, llvmlite, NumPy, the CPU
+
+        description = (source_digest(), sys.version, environment_tag(), mode,
                        _describe(sorted(vars(config).items())),
                        _Describer().graph(fgraph.inputs, fgraph.outputs))
     except Unkeyable:

@@ -24,13 +24,23 @@ def resolve_mode(mode):
     raise ValueError(f"unknown mode {mode!r}; use 'NUMBA' or 'PY'")
 
 
+def excluded_rewrites():
+    """The names of the passes the configuration skips: ``config.exclude_rewrites``, or
+    every pass when ``config.rewrites`` is off."""
+    if config.rewrites:
+        return config.exclude_rewrites
+    from .passes import pm
+
+    return tuple(pm.names())
+
+
 def optimize(fgraph, mode, exclude=None):
     """Run the registered rewrite passes (but `exclude`, default the configured) on `fgraph`."""
     try:
         from .passes import run_passes
     except ImportError:
         return fgraph
-    run_passes(fgraph, exclude=config.exclude_rewrites if exclude is None else exclude)
+    run_passes(fgraph, exclude=excluded_rewrites() if exclude is None else exclude)
     return fgraph
 
 

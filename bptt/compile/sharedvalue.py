@@ -13,6 +13,8 @@ changes visible on the other side; an array that cannot be used as it is
 from __future__ import annotations
 
 import copy
+import itertools
+import threading
 
 import numpy as np
 
@@ -20,15 +22,38 @@ from ..graph.basic import Variable
 from ..tensor.type import TensorType, TensorVariable
 
 
+_order = itertools.count()
+
+
+class Container(list):
+    """A shared variable's value: a one-element list, and the lock a function holds
+    while it reads the variable, computes and writes its update.
+
+    A function locks the containers of the variables it updates, in the order
+    they were created (`order`), so two functions updating overlapping sets
+    never wait for each other in a cycle.
+    """
+
+    __slots__ = ("lock", "order")
+
+    def __init__(self, value=None):
+        super().__init__([value])
+        self.lock = threading.Lock()
+        self.order = next(_order)
+
+    def __reduce__(self):
+        return Container, (self[0],)
+
+
 class SharedVariable(Variable):
-    """Mixin holding `container` (a one-element list) and `default_update`.
+    """Mixin holding `container` (a `Container`) and `default_update`.
 
     Clones (made when a graph is copied) share the container, so every copy
     of the variable sees the same value.
     """
 
     def _init_shared(self, value, strict, allow_downcast, borrow):
-        self.container = [None]
+        self.container = Container()
         self.default_update = None
         self.set_value(value, borrow=borrow)
 

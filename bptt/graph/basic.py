@@ -11,6 +11,23 @@ import itertools
 _ids = itertools.count()
 
 
+class Tag(dict):
+    """A variable's notes (a dict whose keys also read and write as attributes,
+    as Theano's ``x.tag.test_value``)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"the tag has no {name!r}") from None
+
+    def __setattr__(self, name, value):
+        self[name] = value
+
+    def __delattr__(self, name):
+        del self[name]
+
+
 class Variable:
     """A symbolic value of a given `Type`.
 
@@ -31,7 +48,7 @@ class Variable:
         self.owner = owner
         self.index = index
         self.name = name
-        self.tag = {}
+        self.tag = Tag()
         self.auto_name = f"v{next(_ids)}"
 
     def clone(self, name=None):
@@ -107,7 +124,7 @@ class Apply:
                         f"{new.describe()} of another type")
             outputs = [out.clone() for out in self.outputs]
             for out, old in zip(outputs, self.outputs):
-                out.tag = dict(old.tag)
+                out.tag = Tag(old.tag)
             return Apply(self.op, inputs, outputs)
         return self.op.make_node(*inputs)
 

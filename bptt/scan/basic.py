@@ -18,9 +18,14 @@ The steps, each a small function below:
    outputs in the order of outputs_info, with the initial taps sliced off,
    and the updates of the shared variables.
 
-Sequences are shifted outside the op (one outer slice per tap, starting at
-row ``tap - min(taps)``); go_backwards and negative n_steps reverse the
-sequences outside the op, and the outputs come out in processing order.
+Sequence taps follow Theano's rule, tap 0 always counting as present: with
+``lo = min(min(taps), 0)`` and ``hi = max(max(taps), 0)`` a sequence of L
+rows allows ``L - (hi - lo)`` steps and forward step t reads row
+``t + k - lo`` for tap k. The sequences are shifted outside the op (one outer
+slice per tap, whose row t is what the tap reads at step t). go_backwards and
+negative n_steps keep the taps' array meaning: the same positions, visited
+from the last to the first, so the outer slice of tap k is the reversed
+sequence from row ``hi - k``; the outputs come out in processing order.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..graph.basic import Constant, Variable
+from ..graph.fg import MissingInputError
 from ..graph.replace import clone_replace
 from ..graph.traversal import graph_inputs, toposort
 from .info import ScanInfo
@@ -45,8 +51,21 @@ class SeqSpec:
     label: str
 
     @property
+    def lo(self):
+        return min(min(self.taps), 0)     # tap 0 counts as present (Theano's rule)
+
+    @property
+    def hi(self):
+        return max(max(self.taps), 0)
+
+    @property
     def span(self):
-        return max(self.taps) - min(self.taps)
+        """Rows of the sequence beyond the number of steps it allows."""
+        return self.hi - self.lo
+
+    def offset(self, k, backwards):
+        """The row of the directed sequence (reversed when `backwards`) tap `k` reads first."""
+        return self.hi - k if backwards else k - self.lo
 
 
 @dataclass
@@ -82,8 +101,12 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
         pairs) before or after them, and optionally `until(condition)` last.
     sequences : variable, dict or list of them
         ``dict(input=x, taps=[...])``; taps default to ``[0]`` and may be
-        negative (past) or positive (future). Several sequences run for the
-        shortest usable length.
+        negative (past) or positive (future). Theano's rule, tap 0 counting
+        as present: with ``lo = min(min(taps), 0)`` and
+        ``hi = max(max(taps), 0)``, a sequence of L rows allows
+        ``L - (hi - lo)`` steps and tap k reads ``x[t + k - lo]`` at step t
+        (taps ``[2]`` start at ``x[2]``). Several sequences run for the
+        fewest steps any allows.
     outputs_info : variable, dict, None or list of them
         Per output: a variable (its initial state, tap -1);
         ``dict(initial=x, taps=[-k, ...])`` (several negative taps: ``x``
@@ -93,13 +116,17 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
         Passed unchanged to every step. Variables `fn` uses without them
         being passed are found and added.
     n_steps : int or integer scalar variable, optional
-        Number of steps (the maximum with `until`). Negative runs backwards;
-        0 gives outputs with zero rows; 1 or -1 inlines the step.
+        Number of steps (the maximum with `until`): the first n positions of
+        the sequences, or backwards the last n, visited from the end.
+        Negative runs backwards; 0 gives outputs with zero rows; 1 or -1
+        inlines the step.
     truncate_gradient : int
         -1 for full backpropagation through time, else the number of last
         steps the gradient goes through.
     go_backwards : bool
-        Consume the sequences from their end; outputs are in processing order.
+        Visit the sequences' positions from the last to the first; taps keep
+        their meaning in the array (a negative tap is an earlier row) and
+        outputs are in processing order.
     mode, allow_gc
         Accepted for compatibility; the compiled function's mode runs the loop.
     profile : bool or str
@@ -187,6 +214,7 @@ def _canonical_sequences(sequences, label):
     for i, s in enumerate(_as_list(sequences)):
         what = f"{label}: sequences[{i}]"
         if isinstance(s, dict):
+            _check_dict_keys(s, _SEQUENCE_KEYS, what)
             if "input" not in s:
                 raise ValueError(f"{what} is a dict without 'input'; write "
                                  f"dict(input=x, taps=[0])")
@@ -216,6 +244,7 @@ def _output_spec(entry, p, label):
         return OutSpec("nit_sot", None, (), p)
     if not isinstance(entry, dict):
         return OutSpec("sit_sot", _tensor(entry, what), (-1,), p)
+    _check_dict_keys(entry, _OUTPUT_KEYS, what)
     init = entry.get("initial")
     taps = entry["taps"] if "taps" in entry else ([-1] if init is not None else [])
     taps = tuple(int(k) for k in _as_list(taps))
@@ -239,6 +268,23 @@ def _output_spec(entry, p, label):
         raise ValueError(f"{what}: taps {list(taps)} need {spec.depth} initial rows "
                          f"(init[0] is output[-{spec.depth}]), but {_name(init)} has {rows}")
     return spec
+
+
+_SEQUENCE_KEYS = ("input", "taps")
+_OUTPUT_KEYS = ("initial", "taps")
+
+
+def _check_dict_keys(entry, allowed, what):
+    """A ValueError naming the first key of `entry` that scan does not read."""
+    unknown = [k for k in entry if k not in allowed]
+    if not unknown:
+        return
+    key = unknown[0]
+    hint = (" (Theano deprecated it: take the rows you need from the output, e.g. out[-k:])"
+            if key == "return_steps" else "")
+    raise ValueError(f"{what} has the key {key!r}, which scan does not know{hint}; the keys "
+                     f"are {', '.join(repr(k) for k in allowed)}, e.g. "
+                     f"dict({allowed[0]}=..., taps=[...])")
 
 
 def _check_output_taps(taps, what):
@@ -307,6 +353,60 @@ def _directed(var, flip):
     return var[::flip]
 
 
+def _tap_rows(s, var, k, flip):
+    """The outer slice of sequence `s` for tap `k` in direction `flip`, and its offset.
+
+    Row t of the slice is what tap k reads at the t-th step executed::
+
+        forward   u[k - lo:]          step t reads u[t + k - lo]
+        backward  u[::-1][hi - k:]    step t reads u[L - 1 - (hi - k) - t], the forward
+                                      position L - 1 - (hi - lo) - t
+
+    The offset is how many rows of the sequence the slice lacks (the Scan
+    op checks the sequence's length from it). With a symbolic direction (a
+    symbolic n_steps) each slice is cut at both ends to the ``L - (hi - lo)``
+    positions, then directed, so it lacks ``hi - lo`` rows either way.
+    `var` is the user's sequence (`s.var`, maybe with a length check).
+    """
+    from ..tensor.math import maximum
+    from ..tensor.shape import shape_i
+
+    off = _tap_offset(s, k, flip)
+    if off != s.span or flip is False or flip is True:
+        return (_directed(var, flip)[off:] if off else _directed(var, flip)), off
+    positions = maximum(shape_i(var, 0) - s.span, np.int64(0))
+    return _directed(var[k - s.lo:k - s.lo + positions], flip), off
+
+
+def _tap_offset(s, k, flip):
+    fwd, bwd = s.offset(k, False), s.offset(k, True)
+    if flip is False or flip is True or fwd == bwd:
+        return bwd if flip is True else fwd
+    return s.span
+
+
+def _length_checked(s, steps, label):
+    """`s.var`, checked at run time to have ``n_steps + hi - lo`` rows when no slice shows it.
+
+    The Scan op counts a sequence's rows from its least shifted slice; when
+    every slice lacks ``hi - lo`` rows (a lone future tap forwards, a lone
+    past tap backwards, a symbolic direction), an empty slice cannot tell a
+    sequence of exactly ``hi - lo`` rows (zero steps) from a shorter one.
+    The message is the op's.
+    """
+    from ..tensor.assertion import check
+    from ..tensor.math import ge
+
+    if s.span == 0 or min(_tap_offset(s, k, steps.flip) for k in s.taps) < s.span:
+        return s.var
+    n = steps.count if steps.count is not None else np.int64(0)
+    rows, need = s.var.shape[0], n + s.span
+    return check(s.var, ge(rows, need),
+                 f"{label}: sequence {s.label} (taps {list(s.taps)}) has {{}} rows, but {{}} steps "
+                 f"with these taps need {{}} (n_steps + {s.span}); pass a longer sequence or a "
+                 f"smaller n_steps", rows, n, need)
+
+
 # -- 2. one inlined step ------------------------------------------------------------
 def _one_step(fn, seqs, specs, non_seqs, steps, label):
     from ..tensor.shape import shape_padleft
@@ -321,7 +421,7 @@ def _one_step(fn, seqs, specs, non_seqs, steps, label):
                              f"{list(s.taps)}) has {{}} rows, but 1 step with these taps needs "
                              f"{s.span + 1}; pass a longer sequence")
         var = _directed(var, steps.flip)
-        args += [var[k - min(s.taps)] for k in s.taps]
+        args += [var[s.offset(k, steps.flip)] for k in s.taps]
     for spec in specs or []:
         if spec.kind == "sit_sot":
             args.append(spec.init)
@@ -392,6 +492,10 @@ def _split_return(ret, label):
                          f"{conds[0]} of {len(items)}; until must come last, e.g. "
                          f"return outputs, updates, until(cond)")
     cond = items.pop().condition if conds else None
+    if (len(items) == 2 and isinstance(items[0], (list, tuple))
+            and isinstance(items[1], (list, tuple)) and not items[1]):
+        items.pop()   # (outputs, ()): Theano reads an empty second entry as no updates
+        conds = conds or [None]
     ups = [k for k, x in enumerate(items) if _is_updates(x)]
     if not ups:
         if conds and len(items) == 1 and isinstance(items[0], (list, tuple)):
@@ -427,6 +531,7 @@ def _update_pairs(x, label):
 
 
 def _fit_update(sv, value, label):
+    from ..tensor.assertion import check_shape
     from ..tensor.basic import cast
 
     if not isinstance(value, Variable):
@@ -446,7 +551,8 @@ def _fit_update(sv, value, label):
                             f"the shared variable holds {sv.dtype}; cast it with "
                             f".astype('{sv.dtype}')")
         value = cast(value, sv.dtype)
-    return value
+    # The next step, and the compiled loop, rely on the shared variable's static sizes.
+    return check_shape(value, sv.type.shape, f"{label}: the update of {_name(sv)}")
 
 
 def _is_weak(v):
@@ -573,11 +679,12 @@ def _close(outputs, updates, cond, fixed, passed, given, strict, label):
     each outer value those nodes read becomes a non-sequence.
     """
     update_of = dict(updates)
-    results = outputs + list(update_of.values()) + ([cond] if cond is not None else [])
-    for sv in _shared_with_default(results):
+    step_values = outputs + list(update_of.values()) + ([cond] if cond is not None else [])
+    for sv in _shared_with_default(step_values):
         if sv not in update_of:
             update_of[sv] = sv.default_update
-            results.append(sv.default_update)
+    # The inner outputs' layout: outputs, shared updates, then the condition last.
+    results = outputs + list(update_of.values()) + ([cond] if cond is not None else [])
     inner = _dependents(results, fixed | set(update_of))
     boundary = _boundary(results, inner)
     _check_strict(boundary, given, strict, label)
@@ -632,7 +739,7 @@ def _check_strict(boundary, given, strict, label):
                if not isinstance(v, Constant) and v not in given]
     if missing:
         names = ", ".join(_name(v) for v in missing)
-        raise ValueError(f"{label} (strict=True): the step function uses {names}, which "
+        raise MissingInputError(f"{label} (strict=True): the step function uses {names}, which "
                          f"{'is' if len(missing) == 1 else 'are'} not passed to scan; add "
                          f"{'it' if len(missing) == 1 else 'them'} to non_sequences (and to the "
                          f"step function's arguments), or drop strict=True")
@@ -646,11 +753,11 @@ def _build(seqs, specs, seq_in, state_in, non_seqs, ns_in, closure, steps, name,
 
     outer_seqs, inner_seqs, origins, lengths = [], [], [], []
     for g, (s, phs) in enumerate(zip(seqs, seq_in)):
-        var = _directed(s.var, steps.flip)
+        var = _length_checked(s, steps, f"scan {name!r}")
         lengths.append(shape_i(var, 0) - s.span)
         for k, ph in zip(s.taps, phs):
-            off = k - min(s.taps)
-            outer_seqs.append(var[off:] if off else var)
+            rows, off = _tap_rows(s, var, k, steps.flip)
+            outer_seqs.append(rows)
             inner_seqs.append(ph)
             origins.append(SeqOrigin(g, s.label, s.taps, off, s.span))
     n = steps.count

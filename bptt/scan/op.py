@@ -27,7 +27,7 @@ from .grad import scan_grad
 from .info import ROW_SUM, ScanInfo
 from .profiling import ScanProfile
 from .rop import scan_rop
-from .utils import (as_shape_var, check_closed, graph_signature, infer_shapes,
+from .utils import (as_shape_var, check_closed, checked_origins, graph_signature, infer_shapes,
                     simplified, without_size_reads)
 
 
@@ -207,8 +207,15 @@ class Scan(Op):
             ln = inputs[info.outer_in_nit_sot[k]]
             rows = min(n, int(ln.data)) if n is not None and isinstance(ln, Constant) else None
             types.append(TensorType(t.dtype, (rows,) + t.shape))
-        for i in info.outer_in_shared:
-            types.append(inputs[i].type)
+        for i, o in zip(info.outer_in_shared, info.inner_out_shared):
+            # The final value is the initial one or the last step's: a size is static
+            # only where both types give it (the step's update proves it, or it is unknown).
+            t, inner = inputs[i].type, self.inner_outputs[o].type
+            if not isinstance(t, TensorType) or t == inner:
+                types.append(t)
+                continue
+            types.append(t.clone(shape=tuple(a if a == b else None
+                                             for a, b in zip(t.shape, inner.shape))))
         return types
 
     # -- running ----------------------------------------------------------------
@@ -373,17 +380,20 @@ class Scan(Op):
     def sequence_error(self, n, seq_lengths):
         """The message for sequences too short for `n` steps (or a negative `n`), else None."""
         label = self.info.label
-        if self.seq_origins is not None:
-            full = {o.group: seq_lengths[k] for k, o in enumerate(self.seq_origins) if o.offset == 0}
-            for k, o in enumerate(self.seq_origins):
-                need = max(n, 0) + o.span
-                if o.offset == 0 and full[o.group] < need:
-                    return (f"{label}: sequence {o.label} (taps {list(o.taps)}) has "
-                            f"{full[o.group]} rows, but {max(n, 0)} steps with these taps need "
-                            f"{need} (n_steps + {o.span}); pass a longer sequence or a "
-                            f"smaller n_steps")
+        for k, o in checked_origins(self.seq_origins):
+            rows, need = seq_lengths[k] + o.offset, max(n, 0) + o.span
+            if rows < need:
+                rows = f"at most {o.offset}" if o.offset and not seq_lengths[k] else rows
+                return (f"{label}: sequence {o.label} (taps {list(o.taps)}) has {rows} rows, "
+                        f"but {max(n, 0)} steps with these taps need {need} (n_steps + "
+                        f"{o.span}); pass a longer sequence or a smaller n_steps")
         for k, m in enumerate(seq_lengths):
             if m < n:
+                o = self.seq_origins[k] if self.seq_origins is not None else None
+                if o is not None:
+                    return (f"{label}: sequence {o.label} (taps {list(o.taps)}) is too short "
+                            f"for n_steps={n}: these taps need n_steps + {o.span} rows; "
+                            f"pass a longer sequence or a smaller n_steps")
                 return (f"{label}: sequence {k} has {m} rows, fewer than n_steps={n}; "
                         f"pass a longer sequence or a smaller n_steps")
         if n < 0:

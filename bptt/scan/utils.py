@@ -68,17 +68,33 @@ class ScanUpdates(dict):
 
 
 class SeqOrigin(NamedTuple):
-    """Where outer sequence slice came from: rows ``offset:`` of the user's sequence.
+    """Where an outer sequence slice came from, for the length check and its message.
 
     ``group`` numbers the user's sequence; ``label`` names it; ``taps`` are
-    the taps given for it; ``span`` is max(taps) - min(taps).
+    the taps given for it; ``span`` is ``max(taps, 0) - min(taps, 0)``, the
+    rows it needs beyond the number of steps (Theano's rule: tap 0 counts as
+    present). ``offset`` is how many of the sequence's rows the slice lacks
+    (it is rows ``offset:`` of the sequence, reversed when the loop runs
+    backwards); None for a sequence derived from the user's, which is
+    checked against n_steps only.
     """
 
     group: int
     label: str
     taps: tuple
-    offset: int
+    offset: int | None
     span: int
+
+
+def checked_origins(origins):
+    """``(k, origin)`` of the slice each user's sequence is checked by: its known
+    offset that is smallest (its slice lacks the fewest of the sequence's rows)."""
+    best = {}
+    for k, o in enumerate(origins or ()):
+        if o is not None and o.offset is not None:
+            if o.group not in best or o.offset < best[o.group][1].offset:
+                best[o.group] = (k, o)
+    return list(best.values())
 
 
 # -- identity of an inner graph ---------------------------------------------------

@@ -2,7 +2,7 @@
 from ..config import config as _config
 from . import nnet as nnet
 from .basic import (alloc, arange, cast, concatenate, full, join, ones, ones_like, second,
-                    stack, tensor_copy, zeros, zeros_like)
+                    stack, tensor_copy, zero_grad, zeros, zeros_like)
 from .math import (abs, add, all, and_, any, argmax, argmin, bitwise_and, bitwise_or,
                    bitwise_xor, ceil, clip, cos, cumsum, dot, eq, exp, expm1, floor, ge, gt,
                    int_div, invert, isinf, isnan, le, log, log1p, log_sigmoid, logical_and,
@@ -11,7 +11,7 @@ from .math import (abs, add, all, and_, any, argmax, argmin, bitwise_and, bitwis
                    round, sgn, sigmoid, sin, softplus, sqr, sqrt, square, std, sub, sum, switch,
                    tanh, true_div, var, where, xor)
 from .shape import (broadcast_to, dimshuffle, flatten, reshape, shape, shape_padaxis,
-                    shape_padleft, shape_padright, squeeze, transpose)
+                    shape_padleft, shape_padright, specify_shape, squeeze, transpose)
 from .type import (TensorConstant, TensorType, TensorVariable, as_tensor_variable, constant,
                    tensor)
 

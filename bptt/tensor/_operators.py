@@ -63,8 +63,14 @@ def __getitem__(self, index):
 
 
 def __iter__(self):
-    raise TypeError(
-        "a symbolic tensor cannot be iterated in Python; index it with x[i] or loop with bptt.scan")
+    # A vector of known length unpacks (``n, d = x.shape``); anything else would be a
+    # loop over symbolic rows, which is scan's job.
+    n = self.type.shape[0] if self.type.ndim else None
+    if n is None:
+        raise TypeError("a symbolic tensor cannot be iterated in Python unless its first "
+                        "dimension has a static length (as x.shape has); index it with x[i] "
+                        "or loop with bptt.scan")
+    return (self[i] for i in range(n))
 
 
 def __len__(self):

@@ -20,12 +20,18 @@ class Check(Op):
     `message` is a ``str.format`` template with one ``{}`` per value input
     (literal braces doubled); the values (scalars) fill it in when the check
     fails, so the message reports what came.
+
+    With `shape` (a tuple of int or None, one per dimension of ``x``), the
+    output's static shape is ``shape`` where it gives a size: `cond` must
+    then test those sizes (`check_shape` builds such a check), so the static
+    shape is proven by the time compiled code relies on it.
     """
 
-    __props__ = ("message",)
+    __props__ = ("message", "shape")
 
-    def __init__(self, message):
+    def __init__(self, message, shape=None):
         self.message = message
+        self.shape = None if shape is None else tuple(shape)
 
     def make_node(self, x, cond, *values):
         x, cond = as_tensor_variable(x), as_tensor_variable(cond)
@@ -37,7 +43,13 @@ class Check(Op):
         slots = sum(field is not None for _, field, _, _ in string.Formatter().parse(self.message))
         if slots != len(values):
             raise ValueError(f"check: the message has {slots} slots for {len(values)} values")
-        return Apply(self, [x, cond, *values], [x.type()])
+        out = x.type
+        if self.shape is not None:
+            if len(self.shape) != x.ndim:
+                raise ValueError(f"check: shape {self.shape} for a {x.ndim}-d value")
+            out = out.clone(shape=tuple(s if s is not None else d
+                                        for s, d in zip(self.shape, out.shape)))
+        return Apply(self, [x, cond, *values], [out()])
 
     def perform(self, node, inputs, output_storage):
         x, cond, *values = inputs
@@ -63,3 +75,40 @@ class Check(Op):
 def check(x, cond, message, *values):
     """`x`, after checking `cond` at run time (see `Check`)."""
     return Check(message)(x, cond, *values)
+
+
+def check_shape(x, shape, what):
+    """`x` with the static sizes of `shape`, checked at run time where `x`'s type lacks them.
+
+    `what` names the value in the error (``"the update of shared variable 'W'"``).
+    Returns `x` itself when its type already proves every size; raises
+    ValueError at build time when a static size of `x` differs.
+    """
+    x = as_tensor_variable(x)
+    shape = tuple(shape)
+    for i, (want, got) in enumerate(zip(shape, x.type.shape)):
+        if want is not None and got is not None and want != got:
+            raise ValueError(f"{what} has static shape {x.type.shape}; expected size {want} "
+                             f"in dimension {i} ({_dims(shape)})")
+    unknown = [i for i, (want, got) in enumerate(zip(shape, x.type.shape))
+               if want is not None and got is None]
+    if not unknown:
+        return x
+    from .math import eq, logical_and
+
+    cond = None
+    for i in unknown:
+        same = eq(x.shape[i], shape[i])
+        cond = same if cond is None else logical_and(cond, same)
+    message = (f"{_escaped(what)} has shape ({', '.join('{}' for _ in shape)}"
+               f"{',' if len(shape) == 1 else ''}); its type needs {_escaped(_dims(shape))}")
+    return Check(message, shape)(x, cond, *[x.shape[i] for i in range(x.ndim)])
+
+
+def _dims(shape):
+    dims = ", ".join("?" if s is None else str(s) for s in shape)
+    return f"({dims}{',' if len(shape) == 1 else ''})"
+
+
+def _escaped(text):
+    return text.replace("{", "{{").replace("}", "}}")

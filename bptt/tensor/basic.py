@@ -32,6 +32,14 @@ def tensor_copy(x):
     return _identity(x)
 
 
+_zero_grad = Elemwise(so.ZeroGrad())
+
+
+def zero_grad(x):
+    """`x`, as a constant for `bptt.grad`: gradients do not flow through it (they are zero)."""
+    return _zero_grad(x)
+
+
 class Alloc(Op):
     """An array of the given shape filled with (a broadcast of) `value`."""
 

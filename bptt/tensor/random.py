@@ -440,6 +440,39 @@ class RandomStreams:
         params = (a,) if p is None else (a, p)
         return self.gen(op, size, *params, ndim=ndim)
 
+    def multinomial(self, size=(), n=1, pvals=(0.5, 0.5), dtype="int64", *, ndim=None):
+        """Counts of `n` draws among ``k`` categories of probabilities `pvals` (its last
+        axis, summing to 1): shape ``size + (k,)``, or ``pvals.shape`` when `size`
+        is ``()`` (then each row of a matrix `pvals` is one distribution).
+
+        Built from `uniform` draws (one per trial), each category the first
+        whose cumulative probability exceeds the draw; `n` is a Python int.
+        """
+        from .basic import arange, cast
+        from .math import eq, gt, le, minimum, sum as sum_
+        from .shape import shape_padright, shape_tuple
+
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise TypeError(f"multinomial: n must be a non-negative Python int, got {n!r}")
+        pvals = as_tensor_variable(pvals)
+        if pvals.ndim == 0:
+            raise TypeError(f"multinomial: pvals must have a last axis of categories, got "
+                            f"{pvals.type}")
+        k = pvals.shape[-1]
+        size = () if size is None else size
+        batch = tuple(size) if not isinstance(size, Variable) else tuple(size[i] for i in range(
+            size.type.shape[0]))
+        batch = batch or shape_tuple(pvals)[:-1]
+        u = shape_padright(self.uniform(size=(int(n),) + tuple(batch)))
+        tri = le(shape_padright(arange(k)), arange(k))   # tri[i, j]: i <= j
+        cdf = sum_(shape_padright(pvals) * cast(tri, pvals.dtype), axis=-2)
+        category = minimum(sum_(cast(gt(u, cdf), "int64"), axis=-1), k - 1)
+        counts = sum_(cast(eq(shape_padright(category), arange(k)), dtype), axis=0)
+        if ndim is not None and counts.ndim != ndim:
+            raise ValueError(f"multinomial: ndim={ndim} but the sample has {counts.ndim} "
+                             "dimensions")
+        return counts
+
     def permutation(self, size=(), n=1, dtype="int64", *, ndim=None):
         """Permutations of ``range(n)``: shape ``size + (n,)``."""
         return self.gen(PermutationRV(dtype), size, n, ndim=ndim)

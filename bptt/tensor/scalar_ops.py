@@ -553,9 +553,12 @@ class Switch(ScalarOp):
         return f"select({c}, {a}, {b})"
 
     def partials(self, inputs, output):
-        from .math import invert
+        from .math import invert, neq
 
-        c = inputs[0]
+        # The condition selects by its non-zero-ness (a float dropout mask of 0.0 / 2.0
+        # too), so the partials are that boolean and its negation, and the condition
+        # itself gets no gradient (piecewise constant).
+        c = inputs[0] if inputs[0].dtype == "bool" else neq(inputs[0], 0)
         return [None, c, invert(c)]
 
 
@@ -598,3 +601,15 @@ class Identity(_Unary):
 
     def partials(self, inputs, output):
         return [1]
+
+
+class ZeroGrad(Identity):
+    """The identity whose derivative is zero (a value the gradient treats as constant)."""
+
+    name = "zero_grad"
+
+    def impl(self, x):
+        return np.array(x, copy=True)
+
+    def partials(self, inputs, output):
+        return [0]

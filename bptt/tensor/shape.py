@@ -320,6 +320,39 @@ def transpose(x, axes=None):
     return dimshuffle(x, tuple(a % x.ndim for a in axes))
 
 
+def specify_shape(x, shape):
+    """`x`, whose shape is `shape` (ints, scalar variables or None for any size).
+
+    The entries become static where they are constants, and are checked when
+    the graph runs: a value of another shape raises a ValueError naming both.
+    """
+    from ..graph.basic import Constant
+    from .assertion import check
+    from .math import and_, eq
+
+    x = as_tensor_variable(x)
+    shape = list(shape)
+    if len(shape) != x.ndim:
+        raise ValueError(f"specify_shape: {len(shape)} entries given for a {x.ndim}-d tensor "
+                         f"({x.type})")
+    actual = [shape_i(x, i) for i in range(x.ndim)]
+    sizes = [a if s is None else as_tensor_variable(s) for a, s in zip(actual, shape)]
+    pairs = [(a, s) for a, s, given in zip(actual, sizes, shape) if given is not None]
+    if not pairs:
+        return x
+    cond = eq(*pairs[0])
+    for a, s in pairs[1:]:
+        cond = and_(cond, eq(a, s))
+    slots = ", ".join("{}" for _ in pairs)
+    checked = check(x, cond, f"specify_shape: expected the sizes ({slots}) of the dimensions "
+                    f"given, got ({slots}) (x of type {x.type})",
+                    *[s for _, s in pairs], *[a for a, _ in pairs])
+    static = [s.data if isinstance(s, Constant) else None for s in sizes]
+    if all(v is None for v in static):
+        return checked
+    return reshape(checked, sizes)
+
+
 def shape_padleft(x, n=1):
     x = as_tensor_variable(x)
     return dimshuffle(x, ("x",) * n + tuple(range(x.ndim)))

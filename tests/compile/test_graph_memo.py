@@ -137,14 +137,19 @@ def test_a_record_whose_module_is_missing_or_altered_is_a_miss(memo_on, tmp_path
     monkeypatch.setattr(bptt.config, "cache_dir", str(tmp_path))
     source = "x = 1\n"
     name = cache.module_name(source)
+    record = {"key": "k", "main": "x", "modules": [[name, cache._text_digest(source)]]}
     (tmp_path / "graphs").mkdir()
-    (tmp_path / "graphs" / "k.json").write_text(json.dumps({"modules": [name], "main": "x"}))
+    record_file = tmp_path / "graphs" / "k.json"
+    cache.write_sealed(str(record_file), json.dumps(record).encode())
     assert cache.recall("k") is None                       # no module file
     (tmp_path / "modules").mkdir(exist_ok=True)
     (tmp_path / "modules" / f"{name}.py").write_text("x = 2\n")
-    assert cache.recall("k") is None                       # text does not hash to its name
-    (tmp_path / "graphs" / "k.json").write_text("{not json")
-    assert cache.recall("k") is None
+    with pytest.warns(RuntimeWarning, match="does not hash to what its graph record says"):
+        assert cache.recall("k") is None                   # text does not hash to the record
+    record_file.write_text("{not json")
+    with pytest.warns(RuntimeWarning, match="checksum does not match"):
+        assert cache.recall("k") is None
+    assert not record_file.exists()                        # a damaged record is removed
 
 
 WORKER = r'''

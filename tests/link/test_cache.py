@@ -154,11 +154,14 @@ def test_concurrent_writers_leave_a_consistent_cache(tmp_path):
 
 
 def _stamp_of(index):
+    import io
     import pickle
 
-    with open(index, "rb") as f:
-        pickle.load(f)
-        return pickle.loads(f.read())[0]
+    from bptt.link.numba.cache import unseal
+
+    f = io.BytesIO(unseal(index.read_bytes()))
+    pickle.load(f)
+    return pickle.loads(f.read())[0]
 
 
 def test_data_files_are_named_by_key_so_racing_writers_cannot_mix_them(tmp_path):

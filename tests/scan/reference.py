@@ -38,9 +38,8 @@ def scan_reference(step, sequences=(), outputs_info=(), non_sequences=(), n_step
     backwards = go_backwards
     if n_steps is not None and n_steps < 0:
         backwards, n_steps = not backwards, -n_steps
-    seqs = [(np.asarray(s)[::-1] if backwards else np.asarray(s), tuple(taps))
-            for s, taps in sequences]
-    usable = [len(s) - (max(t) - min(t)) for s, t in seqs]
+    seqs = [(np.asarray(s), tuple(taps)) for s, taps in sequences]
+    usable = [len(s) - (max(max(t), 0) - min(min(t), 0)) for s, t in seqs]
     if any(u < 0 for u in usable):
         raise TooShort("a sequence is shorter than the span of its taps")
     if n_steps is None:
@@ -58,8 +57,8 @@ def scan_reference(step, sequences=(), outputs_info=(), non_sequences=(), n_step
     depth = [(-min(t) if t else 0) for _, t in outputs_info]
     for t in range(n_steps):
         args = []
-        for s, taps in seqs:
-            args += [s[t + k - min(taps)] for k in taps]
+        for (s, taps), u in zip(seqs, usable):
+            args += [s[row] for row in tap_rows(taps, u, t, backwards)]
         for (init, taps), h, d in zip(outputs_info, hist, depth):
             args += [h[t + d + k] for k in taps]
         res = step(*args, *non_sequences)
@@ -81,6 +80,19 @@ def scan_reference(step, sequences=(), outputs_info=(), non_sequences=(), n_step
         else:
             result.append(np.zeros((0,) + tuple(next(nit, ()))))
     return result
+
+
+def tap_rows(taps, usable, t, backwards=False):
+    """The rows a sequence's taps read at the t-th step executed (Theano's rule).
+
+    Tap 0 counts as present: ``lo = min(taps, 0)``; the sequence allows
+    `usable` positions (its length minus ``max(taps, 0) - lo``), position p
+    reads row ``p + k - lo`` for tap k, and going backwards visits the
+    positions from the last one down.
+    """
+    lo = min(min(taps), 0)
+    p = usable - 1 - t if backwards else t
+    return [p + k - lo for k in taps]
 
 
 def mit_mot_reference(buffer, in_taps, out_taps, step, n_steps):

@@ -5,6 +5,7 @@ import pytest
 import bptt
 import bptt.tensor as T
 from bptt.scan import Scan
+from bptt.tensor.random import copy_generator
 
 from .reference import scan_reference
 
@@ -215,6 +216,42 @@ def test_random_draws_advance_each_step(mode):
     a = f()
     assert len({r.tobytes() for r in a}) == 4
     assert not np.array_equal(f(), a)
+
+
+def test_random_draws_with_until(mode):
+    """A step that draws and stops with until, returning (outputs, updates, until): the
+    loop draws once per executed step, and the generator advances by exactly those draws,
+    so the next call continues the stream (Theano's docs: pass the updates, or the draws
+    repeat)."""
+    srng = bptt.RandomStreams(5)
+    count = bptt.shared(np.int64(0), name="count")
+    lim = T.dscalar("lim")
+
+    def step(h):
+        hn = h + srng.uniform((), low=0.0, high=1.0)
+        return hn, {count: count + 1}, bptt.until(hn > lim)
+
+    out, updates = bptt.scan(step, outputs_info=T.constant(0.0), n_steps=50, name="walk")
+    (rng,) = [v for v in updates if v is not count]
+    ref = copy_generator(rng.get_value())
+
+    def expected():
+        h, rows = 0.0, []
+        while len(rows) < 50 and (not rows or rows[-1] <= 3.0):
+            h += ref.random()
+            rows.append(h)
+        return rows
+
+    f = bptt.function([lim], out, updates=updates, mode=mode)
+    steps = 0
+    for _ in range(2):
+        want = expected()
+        steps += len(want)
+        np.testing.assert_allclose(f(3.0), want, rtol=1e-12)
+        assert count.get_value() == steps
+        assert rng.get_value().bit_generator.state == ref.bit_generator.state
+    g = bptt.function([lim], out, mode=mode)   # updates not passed: the draws repeat
+    assert np.array_equal(g(3.0), g(3.0))
 
 
 def test_upcast_of_step_output_to_state_dtype(mode):

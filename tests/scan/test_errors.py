@@ -56,6 +56,23 @@ def test_taps_without_initial_state():
            fn=lambda a: a, outputs_info=dict(taps=[-1]), n_steps=2)
 
 
+@pytest.mark.parametrize("where, entry, key, allowed", [
+    ("outputs_info", dict(initail=T.dvector("h0")), "initail", "'initial', 'taps'"),
+    ("outputs_info", dict(initial=T.dvector("h0"), tap=[-1]), "tap", "'initial', 'taps'"),
+    ("outputs_info", dict(initial=T.dvector("h0"), return_steps=2), "return_steps",
+     "'initial', 'taps'"),
+    ("sequences", dict(input=T.dmatrix("u"), tapz=[0]), "tapz", "'input', 'taps'"),
+])
+def test_unknown_dict_key(where, entry, key, allowed):
+    """A misspelt key is refused when the scan is built, not ignored."""
+    kw = dict(n_steps=3) if where == "outputs_info" else {}
+    with pytest.raises(ValueError) as info:
+        bptt.scan(lambda *a: a[0] * 2, name="rnn", **{where: [entry]}, **kw)
+    msg = str(info.value)
+    for part in ("scan 'rnn'", f"{where}[0]", repr(key), allowed):
+        assert part in msg
+
+
 @pytest.mark.parametrize("taps, match", [([-1, -1], "repeat a tap"), ([0], "tap 0"),
                                          ([-1, 2], "future steps")])
 def test_bad_output_taps(taps, match):
@@ -163,8 +180,10 @@ def test_inlined_step_names_a_too_short_sequence(mode, n_steps):
     out, _ = bptt.scan(lambda a, b: a - b, sequences=dict(input=x, taps=[0, 2]),
                        n_steps=n_steps, name="short")
     f = bptt.function([x], out, mode=mode)
-    # Backwards in time, the sequence is read from its end: x[2] - x[0].
-    np.testing.assert_allclose(f(np.array([1.0, 2.0, 5.0])), [-4.0 * n_steps])
+    # Three rows allow one position, forwards or backwards: x[0] - x[2].
+    np.testing.assert_allclose(f(np.array([1.0, 2.0, 5.0])), [-4.0])
+    # Backwards, the step is the last position: x[1] - x[3].
+    np.testing.assert_allclose(f(np.array([1.0, 2.0, 5.0, 9.0])), [-4.0 if n_steps == 1 else -7.0])
     with pytest.raises(ValueError, match=r"scan 'short': sequence 'x' \(taps \[0, 2\]\) has 2 "
                                          r"rows, but 1 step with these taps needs 3"):
         f(np.array([1.0, 2.0]))

@@ -16,9 +16,9 @@ its algorithm:
   through those steps at all: their loss terms and sequence rows contribute
   nothing, and an initial-state row gets a gradient only if one of the last
   k steps reads it.
-* ``go_backwards`` / negative n_steps: sequences are reversed (``x[::-1]``)
-  before the loop, so gradients land in the original order by the ordinary
-  indexing gradient.
+* ``go_backwards`` / negative n_steps: the steps read the same rows as
+  forwards (Theano's tap rule, `reference.tap_rows`), from the last position
+  to the first; gradients land in place by the ordinary indexing gradient.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def unroll(step, sequences=(), outputs_info=(), non_sequences=(), n_steps=0,
     frozen : list of variables
         Everything the steps before the truncation window computed.
     """
-    seqs = [(s[::-1] if backwards else s, tuple(taps)) for s, taps in sequences]
+    seqs = [(s, tuple(taps)) for s, taps in sequences]
     hist, depth = [], []
     for init, taps in outputs_info:
         taps = tuple(taps)
@@ -72,7 +72,7 @@ def unroll(step, sequences=(), outputs_info=(), non_sequences=(), n_steps=0,
     for t in range(n_steps):
         args = []
         for s, taps in seqs:
-            args += [s[t + k - min(taps)] for k in taps]
+            args += [s[row] for row in _tap_rows(taps, t, backwards)]
         for (_, taps), h, d in zip(outputs_info, hist, depth):
             args += [h[t + d + k] for k in taps]
         outs = step(*args, *non_sequences)
@@ -90,6 +90,15 @@ def unroll(step, sequences=(), outputs_info=(), non_sequences=(), n_steps=0,
         else:
             results.append(T.zeros((0,) + tuple(row_shapes[j])))
     return results, frozen
+
+
+def _tap_rows(taps, t, backwards):
+    """`reference.tap_rows`, backwards counted from the end (the length may be symbolic):
+    the last position reads row ``L - 1 - (hi - k)`` for tap k."""
+    if not backwards:
+        return [t + k - min(min(taps), 0) for k in taps]
+    hi = max(max(taps), 0)
+    return [-(1 + t + hi - k) for k in taps]
 
 
 def bptt_until():

@@ -359,6 +359,26 @@ def test_switch_and_clip_gradients(dtype, mode, data):
                  ["switch", "clip", "switch on a"], pt, mode)
 
 
+@pytest.mark.parametrize("mask_dtype", ["float64", "float32", "int8"])
+def test_switch_gradient_with_a_non_boolean_condition(mask_dtype, mode):
+    """A float or integer condition (a dropout mask) selects by its non-zero-ness: the
+    gradient goes to a where it is non-zero (0.5 and -2 included) and to b elsewhere."""
+    rng = np.random.default_rng(0)
+    mask = np.array([0, 2, 0, -2, 1, 0], mask_dtype)
+    if mask_dtype != "int8":
+        mask[4] = 0.5
+    a, b = rng.normal(size=(2, 6))
+    bptt.verify_grad(lambda x, y: T.switch(mask, x, y) * x, [a, b], mode=mode)
+    c, x, y = T.tensor(mask_dtype, (None,), "c"), T.dvector("x"), T.dvector("y")
+    cost = T.sum(T.switch(c, x, y) ** 2)
+    got = run([c, x, y], bptt.grad(cost, [x, y]), [mask, a, b], mode)
+    assert_same(got[0], np.where(mask != 0, 2 * a, 0.0))
+    assert_same(got[1], np.where(mask != 0, 0.0, 2 * b))
+    if mask_dtype != "int8":   # (an integer input's gradient is zeros, as in Theano)
+        with pytest.raises(bptt.DisconnectedInputError):
+            bptt.grad(cost, c)
+
+
 def test_integer_and_boolean_results_have_no_gradient(mode):
     """Comparisons and casts to integers are disconnected: no gradient flows through them."""
     x = T.dvector()

@@ -20,7 +20,12 @@ function plus one data file per compiled signature) with three changes:
   other. With keyed names a data file only ever holds code for its key, and a
   lost index update (both processes rewrite the index from the same old copy)
   costs a recompilation, never a wrong result;
-* a loaded entry whose signature is not the requested one is ignored.
+* a loaded entry whose signature is not the requested one is ignored;
+* index and data files carry a SHA-256 of their content and are read only
+  from a trusted dir (`cache.read_sealed`): numba unpickles them, so a
+  damaged or planted file must never reach the unpickler. A damaged entry is
+  removed and compiled again; a write that fails (full disk) turns the disk
+  cache off for the process (`cache.give_up`), with one warning.
 
 Index and data files are written to a temporary name and renamed, as numba
 does, so a reader never sees a partial file.
@@ -30,7 +35,9 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import io
 import os
+import pickle
 
 import numba
 from numba.core import sigutils
@@ -39,6 +46,7 @@ from numba.core.caching import (CompileResultCacheImpl, FunctionCache, IndexData
 
 from ...config import config
 from . import argtypes  # noqa: F401  (array arguments typed without numpy.ma)
+from . import cache
 from .cache import runtime_digest
 
 __all__ = ["jit", "select"]  # (and `collector_paused`, for the linker)
@@ -61,9 +69,22 @@ class _CacheDirLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
     def get_cache_path(self):
         return self._cache_path
 
+    def ensure_cache_path(self):
+        cache.private_dirs(self._cache_path)
+        why = cache.distrust(os.stat(self._cache_path), directory=True)
+        if why is not None:
+            raise PermissionError(f"{self._cache_path} is {why}")
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if cache.cache_root() is None:   # no dir, or one bptt does not trust or cannot write
+            return None
+        return super().from_function(py_func, py_file)
+
 
 class _KeyedIndexDataCacheFile(IndexDataCacheFile):
-    """Data files named by a hash of their key; data written before the index."""
+    """Data files named by a hash of their key; data written before the index; both
+    sealed with their SHA-256 and read only when trusted (see the module docstring)."""
 
     def save(self, key, data):
         name = "%s.%s.nbc" % (self._index_name[:-4],
@@ -73,6 +94,39 @@ class _KeyedIndexDataCacheFile(IndexDataCacheFile):
         if overloads.get(key) != name:
             overloads[key] = name
             self._save_index(overloads)
+
+    def _load_index(self):
+        payload = cache.read_sealed(self._index_path)
+        if payload is None:
+            return {}
+        try:
+            f = io.BytesIO(payload)
+            if pickle.load(f) != self._version:   # another numba: its cache, not ours
+                return {}
+            stamp, overloads = pickle.loads(f.read())
+        except Exception:  # noqa: BLE001  (sealed but unreadable: written by a broken writer)
+            cache.discard(self._index_path, "it cannot be unpickled")
+            return {}
+        return overloads if stamp == self._source_stamp else {}
+
+    def _save_index(self, overloads):
+        payload = pickle.dumps(self._version, protocol=-1) + self._dump(
+            (self._source_stamp, overloads))
+        cache.write_sealed(self._index_path, payload)
+
+    def _load_data(self, name):
+        path = self._data_path(name)
+        payload = cache.read_sealed(path)
+        if payload is None:
+            raise FileNotFoundError(path)   # numba's `load`: a miss
+        try:
+            return pickle.loads(payload)
+        except Exception:  # noqa: BLE001
+            cache.discard(path, "it cannot be unpickled")
+            raise FileNotFoundError(path) from None
+
+    def _save_data(self, name, data):
+        cache.write_sealed(self._data_path(name), self._dump(data))
 
 
 class _Impl(CompileResultCacheImpl):
@@ -89,7 +143,13 @@ class DiskCache(FunctionCache):
         self._cache_file.__class__ = _KeyedIndexDataCacheFile
 
     def load_overload(self, sig, target_context):
-        cres = super().load_overload(sig, target_context)
+        if cache.cache_root() is None:   # the disk cache was turned off in this process
+            return None
+        try:
+            cres = super().load_overload(sig, target_context)
+        except Exception as exc:  # noqa: BLE001  (intact file, code LLVM cannot load)
+            self._discard_entry(sig, target_context, exc)
+            return None
         if cres is not None:
             args, _ = sigutils.normalize_signature(sig)
             if tuple(cres.signature.args) != tuple(args):
@@ -101,6 +161,20 @@ class DiskCache(FunctionCache):
             # registers the callee, and crash when loaded in a fresh process.
             cres.library._reload_init.update(cres.reload_init)
         return cres
+
+    def _discard_entry(self, sig, target_context, exc):
+        key = self._index_key(sig, target_context.codegen())
+        name = self._cache_file._load_index().get(key)
+        if name is not None:
+            cache.discard(self._cache_file._data_path(name), f"{type(exc).__name__}: {exc}")
+
+    def save_overload(self, sig, data):
+        if cache.cache_root() is None:
+            return
+        try:
+            super().save_overload(sig, data)
+        except OSError as exc:   # a full or read-only disk: compile on without the cache
+            cache.give_up(exc)
 
 
 def jit(fn):
@@ -115,8 +189,8 @@ def jit(fn):
 
 
 def cache_on_disk(dispatcher):
-    """Give a numba dispatcher a `DiskCache` if a writable cache dir is configured."""
-    if config.cache_dir:
+    """Give a numba dispatcher a `DiskCache` if a usable cache dir is configured."""
+    if cache.cache_root() is not None:
         try:
             dispatcher._cache = DiskCache(dispatcher.py_func)
         except RuntimeError:  # numba found no writable place for the cache files

@@ -7,7 +7,10 @@
       non-sequences, shapes of sequence rows, what is computed from them) and
       whose `z` is itself a nit_sot counts as `z`: the loop stores `z` once
       and the outer graph reads ``SumTo(Z, rows, *outer sizes)``, which is `Z`
-      itself at run time when the sizes agree. This is the backward scan of an
+      itself at run time when the sizes agree. A step SumTo that also sums
+      leading axes of `z` away (``z_t`` (B, H) to (H,), or a row of rank 0)
+      sums them under the time axis: ``SumTo(Z, rows, 1, H)`` with the kept
+      size-1 axis dropped, not ``SumTo(Z, rows, H)``, which would sum the rows. This is the backward scan of an
       RNN, whose per-step cotangent of the pre-activation is read by the
       gradients of U, W (each through a SumTo to the batch of x or h) and b.
       A SumTo is only looked through when `z` is stored anyway: storing `z`
@@ -43,7 +46,7 @@ from ...graph.rewriting import InToOut, can_replace, graph_pass, node_rewriter, 
 from ...graph.traversal import toposort
 from ...tensor.rewriting.constant_folding import is_stateful
 from ...tensor.rewriting.merge import merge
-from ...tensor.shape import Shape_i, SumTo, shape_i
+from ...tensor.shape import Shape_i, SumTo, dimshuffle, shape_i
 from ..args import CATEGORIES, ScanArgs
 from ..op import Scan
 from .basic import rebuild
@@ -145,6 +148,16 @@ def _nit_groups(args):
     return out
 
 
+def _sum_rows_to(z, sizes):
+    """Each row of `z` summed to `sizes` (as the step's SumTo summed it), the time axis kept.
+
+        z (E, B, H), sizes (H,):  SumTo(z, E, 1, H) (E, 1, H) -> DimShuffle (E, H)
+    """
+    lead = z.ndim - 1 - len(sizes)
+    total = SumTo()(z, shape_i(z, 0), *([1] * lead), *sizes)
+    return dimshuffle(total, (0,) + tuple(range(lead + 1, z.ndim)))
+
+
 def _state_groups(args):
     """Lists of (kind, index) of states with the same kind, taps, ring and initial value."""
     groups = {}
@@ -216,7 +229,7 @@ def scan_merge_outputs(fgraph, node):
     for old, cat, keep, sizes in later:
         pos = keep - sum(1 for k in drop[cat] if k < keep)
         z = new.outputs[getattr(info, f"outer_out_{cat}")[pos]]
-        repl[old] = z if sizes is None else SumTo()(z, shape_i(z, 0), *sizes)
+        repl[old] = z if sizes is None else _sum_rows_to(z, sizes)
     if not all(can_replace(old, v) for old, v in repl.items()):
         return None
     return repl

@@ -144,14 +144,22 @@ def scan_pushout_non_seqs(fgraph, node):
 
 # -- sequence push-out ------------------------------------------------------------------------
 def _stack_elemwise(n, stacked, outer_inv):
-    nd = n.outputs[0].ndim + 1
+    """The elementwise node over stacked rows: every operand gets the time axis first and
+    its row axes aligned on the right of the output's row, as the step broadcast them.
+
+        step:     u_t ()  *  w (H,)        ->  (H,)
+        stacked:  u (T, 1)  *  w (1, H)    ->  (T, H)    (not u (T,) against w (1, H))
+    """
+    rank = n.outputs[0].ndim
     ins = []
     for i in n.inputs:
         if i in stacked:
-            ins.append(stacked[i])
+            x = stacked[i]
+            ins.append(dimshuffle(x, (0,) + ("x",) * (rank - i.ndim)
+                                  + tuple(range(1, i.ndim + 1))))
         else:
             x = outer_inv(i)
-            ins.append(dimshuffle(x, ("x",) * (nd - x.ndim) + tuple(range(x.ndim))))
+            ins.append(dimshuffle(x, ("x",) * (rank + 1 - x.ndim) + tuple(range(x.ndim))))
     return n.op(*ins)
 
 

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import numba
 
-from ....config import config
 from ....tensor.random import (BinomialRV, ChoiceRV, IntegersRV, NormalRV, PermutationRV,
                                UniformRV, copy_generator)
 from ..registry import Kernel, np_dtype, numba_funcify
-from ..runtime import DiskCache
+from ..runtime import cache_on_disk
 
 
 def _copy_in_object_mode(rng):
@@ -35,9 +34,7 @@ def _copy_in_object_mode(rng):
 # One jitted copy for every kernel, compiled once. Not with the kernels' nogil
 # option: numba warns about object mode under nogil (the block takes the GIL
 # whatever the option says).
-copy_generator_numba = numba.njit(_copy_in_object_mode)
-if config.cache_dir:
-    copy_generator_numba._cache = DiskCache(_copy_in_object_mode)
+copy_generator_numba = cache_on_disk(numba.njit(_copy_in_object_mode))
 
 COPY = "    g = {name}_copy(rng)\n"
 COPY_HELPER = "\n\nfrom bptt.link.numba.dispatch.random import copy_generator_numba as {name}_copy\n"

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from ....graph.traversal import toposort
 from ....scan.op import Scan
+from ....scan.utils import checked_origins
 from ....scan.rewriting.inplace import nit_sot_aliases_row
 from ....scan.rewriting.seq_buffer import buffer_aliases_row
 from ....tensor.basic import MakeVector
@@ -53,19 +54,26 @@ def _params(info):
 def _emit_checks(w, op, node):
     """The checks of Scan.check_before_loop, with the same messages."""
     info, label = op.info, op.info.label
-    if op.seq_origins is not None:
-        for k, o in enumerate(op.seq_origins):
-            if o.offset != 0:
-                continue
-            need = f"imax(n, 0) + {o.span}"
-            w(1, f"if seq{k}.shape[0] < {need}:")
-            w(2, _fail(f"{label}: sequence {o.label} (taps {list(o.taps)}) has ", f"seq{k}.shape[0]",
-                       " rows, but ", "imax(n, 0)", " steps with these taps need ", need,
-                       f" (n_steps + {o.span}); pass a longer sequence or a smaller n_steps"))
+    for k, o in checked_origins(op.seq_origins):
+        need, rows = f"imax(n, 0) + {o.span}", f"seq{k}.shape[0] + {o.offset}"
+        tail = (" rows, but ", "imax(n, 0)", " steps with these taps need ", need,
+                f" (n_steps + {o.span}); pass a longer sequence or a smaller n_steps")
+        head = f"{label}: sequence {o.label} (taps {list(o.taps)}) has "
+        w(1, f"if {rows} < {need}:")
+        if o.offset:
+            w(2, f"if seq{k}.shape[0] == 0:")
+            w(3, _fail(head + f"at most {o.offset}" + tail[0], *tail[1:]))
+        w(2, _fail(head, rows, *tail))
     for k in range(info.n_seqs):
+        o = op.seq_origins[k] if op.seq_origins is not None else None
         w(1, f"if seq{k}.shape[0] < n:")
-        w(2, _fail(f"{label}: sequence {k} has ", f"seq{k}.shape[0]", " rows, fewer than n_steps=",
-                   "n", "; pass a longer sequence or a smaller n_steps"))
+        if o is not None:
+            w(2, _fail(f"{label}: sequence {o.label} (taps {list(o.taps)}) is too short for "
+                       "n_steps=", "n", f": these taps need n_steps + {o.span} rows; pass a "
+                       "longer sequence or a smaller n_steps"))
+        else:
+            w(2, _fail(f"{label}: sequence {k} has ", f"seq{k}.shape[0]", " rows, fewer than "
+                       "n_steps=", "n", "; pass a longer sequence or a smaller n_steps"))
     w(1, "if n < 0:")
     w(2, _fail(f"{label}: n_steps is ", "n", "; a symbolic n_steps must not be negative at run "
                "time (a negative Python int runs backwards)"))

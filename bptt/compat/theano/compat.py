@@ -1,0 +1,2 @@
+"""``theano.compat``: Python-version names Theano code reads."""
+PY3 = True

@@ -1,0 +1,9 @@
+"""``theano.compile``: `function` with Theano's signature, `In`, modes, `shared`."""
+from bptt.compile import shared as shared
+from bptt.compile.io import In as In
+
+from .function import function as function
+from .mode import (FAST_COMPILE as FAST_COMPILE, FAST_RUN as FAST_RUN, Mode as Mode,
+                   MonitorMode as MonitorMode, get_default_mode as get_default_mode,
+                   get_mode as get_mode)
+from . import debugmode as debugmode, mode as mode, pfunc as pfunc  # noqa: E402

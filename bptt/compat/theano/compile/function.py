@@ -1,0 +1,87 @@
+"""``theano.function``: Theano's argument order, mode objects, and ``f.maker``."""
+from __future__ import annotations
+
+from bptt.compile.function import Function, function as _bptt_function
+
+from .mode import bptt_mode
+
+
+class FunctionGraphView:
+    """A read-only view of a compiled function's rewritten graph (``f.maker.fgraph``).
+
+    Theano tests and tools read the graph a function runs to count its
+    ``Scan`` nodes or look at what the rewrites made; this gives them
+    `toposort`, `apply_nodes`, `inputs`, `outputs` and `variables`, as
+    copies: changing them changes nothing in the function. The graph is
+    bptt's (its ops are bptt's ops), not Theano's.
+    """
+
+    def __init__(self, fgraph):
+        self._fgraph = fgraph
+
+    def toposort(self):
+        return list(self._fgraph.toposort())
+
+    @property
+    def apply_nodes(self):
+        return frozenset(self._fgraph.apply_nodes)
+
+    @property
+    def variables(self):
+        return frozenset(self._fgraph.variables)
+
+    @property
+    def inputs(self):
+        return list(self._fgraph.inputs)
+
+    @property
+    def outputs(self):
+        return list(self._fgraph.outputs)
+
+    def __repr__(self):
+        return f"FunctionGraphView({self._fgraph!r})"
+
+
+class FunctionMaker:
+    """``f.maker``: what Theano code reads of how a function was made."""
+
+    def __init__(self, function):
+        self._function = function
+
+    @property
+    def fgraph(self):
+        return FunctionGraphView(self._function.fgraph)
+
+    @property
+    def inputs(self):
+        return list(self._function.inputs)
+
+    @property
+    def mode(self):
+        return self._function.mode
+
+
+class TheanoFunction(Function):
+    """A `bptt.compile.Function` with Theano's ``maker`` attribute."""
+
+    @property
+    def maker(self):
+        return FunctionMaker(self)
+
+
+def function(inputs, outputs=None, mode=None, updates=None, givens=None,
+             no_default_updates=False, accept_inplace=False, name=None, rebuild_strict=True,
+             allow_input_downcast=None, profile=None, on_unused_input=None):
+    """Compile a graph: `bptt.function` with Theano's argument order and modes.
+
+    `mode` is a Theano mode object or name (``'FAST_RUN'``: bptt's default
+    mode, ``'FAST_COMPILE'`` and DebugMode: PY), or ``'NUMBA'``/``'PY'``.
+    `accept_inplace` and `rebuild_strict` are accepted and change nothing.
+    The result also has Theano's ``f.maker.fgraph`` (a read-only view).
+    """
+    f = _bptt_function(list(inputs), outputs, updates=updates, givens=givens,
+                       mode=bptt_mode(mode), allow_input_downcast=allow_input_downcast,
+                       on_unused_input=on_unused_input or "raise", name=name,
+                       profile=bool(profile), no_default_updates=no_default_updates)
+    f.__class__ = TheanoFunction   # same object, with ``maker`` (a subclass adds no state)
+    return f

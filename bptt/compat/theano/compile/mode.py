@@ -1,0 +1,78 @@
+"""``theano.compile.mode``: Theano's mode objects, each standing for a bptt mode.
+
+A `Mode` carries the bptt mode it runs in (``'NUMBA'``, ``'PY'``, or None for
+`bptt.config.mode`). Theano's linker and optimizer choices have no bptt
+counterpart beyond that: ``linker='py'`` is PY; ``including`` and
+``excluding`` return the same mode (bptt's rewrite pipeline is fixed; a
+rewrite is skipped with ``bptt.config.exclude_rewrites``).
+"""
+from __future__ import annotations
+
+from bptt.config import config as _bptt_config
+
+from ..configparser import MODE_NAMES, config
+
+
+class Mode:
+    """A compilation mode with Theano's interface (``theano.Mode(linker, optimizer)``)."""
+
+    def __init__(self, linker=None, optimizer="default", bptt_mode=None):
+        self.linker = linker
+        self.optimizer = optimizer
+        if bptt_mode is None and isinstance(linker, str) and linker.startswith("py"):
+            bptt_mode = "PY"
+        self.bptt_mode = bptt_mode
+
+    def including(self, *tags):
+        return self
+
+    def excluding(self, *tags):
+        return self
+
+    def requiring(self, *tags):
+        return self
+
+    def clone(self, **kwargs):
+        return type(self)(kwargs.get("linker", self.linker), kwargs.get("optimizer", self.optimizer),
+                          self.bptt_mode)
+
+    def __repr__(self):
+        return f"Mode(bptt mode {self.bptt_mode or _bptt_config.mode})"
+
+
+class MonitorMode(Mode):
+    """Theano's MonitorMode (pre- and post-function hooks are not called)."""
+
+    def __init__(self, pre_func=None, post_func=None, optimizer="default", linker=None):
+        super().__init__(linker, optimizer)
+        self.pre_func, self.post_func = pre_func, post_func
+
+
+FAST_RUN = Mode("cvm", "fast_run")
+FAST_COMPILE = Mode("py", "fast_compile", bptt_mode="PY")
+
+
+def get_mode(name):
+    """The mode object for a Theano or bptt mode name (None: ``config.mode``)."""
+    if isinstance(name, Mode):
+        return name
+    if name is None:
+        name = config.mode
+    if name not in MODE_NAMES:
+        raise ValueError(f"unknown mode {name!r}: use one of {sorted(MODE_NAMES)}")
+    if name in ("DebugMode", "DEBUG_MODE"):
+        from .debugmode import DebugMode
+
+        return DebugMode()
+    return Mode(optimizer=name, bptt_mode=MODE_NAMES[name])
+
+
+def get_default_mode():
+    return get_mode(None)
+
+
+def bptt_mode(mode):
+    """The `bptt.function` mode for a Theano mode object or name."""
+    if mode is None or isinstance(mode, str):
+        mode = get_mode(mode)
+    return mode.bptt_mode

@@ -1,0 +1,2 @@
+"""``theano.gof.fg``: `FunctionGraph` and `MissingInputError`."""
+from bptt.graph.fg import FunctionGraph as FunctionGraph, MissingInputError as MissingInputError

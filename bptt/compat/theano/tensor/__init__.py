@@ -1,0 +1,46 @@
+"""``theano.tensor``: bptt.tensor under Theano's names, with Theano 1.0's extras.
+
+Every public name of `bptt.tensor` is here, plus what Theano kept in this
+namespace: `grad`, `Rop`, `Lop`, `jacobian`, `hessian`, `verify_grad`; the
+broadcastable row and column constructors (``dcol``, ``frow``, ...); and the
+submodules ``nnet`` (with Theano's vector-softmax), ``shared_randomstreams``,
+``xlogx``, ``opt``, ``sharedvar``, ``subtensor``, ``blas``, ``basic``,
+``elemwise``.
+"""
+import bptt.tensor as _t
+from bptt.grad import (Lop as Lop, Rop as Rop, hessian as hessian, jacobian as jacobian,
+                       verify_grad as verify_grad)
+from bptt.tensor.elemwise import Elemwise as Elemwise
+from bptt.tensor.math import Dot as Dot
+from bptt.tensor.type import TensorType as TensorType
+
+from ..gradient import grad as grad
+
+# Every public name of bptt.tensor (its namespace is the base of Theano's).
+globals().update({k: v for k, v in vars(_t).items()
+                  if not k.startswith("_") and k not in ("nnet", "annotations")})
+
+from . import (basic as basic, blas as blas, elemwise as elemwise, nnet as nnet,  # noqa: E402
+               opt as opt, shared_randomstreams as shared_randomstreams, sharedvar as sharedvar,
+               subtensor as subtensor, xlogx as xlogx)
+from .basic import (addbroadcast as addbroadcast, diag as diag,  # noqa: E402
+                    patternbroadcast as patternbroadcast, unbroadcast as unbroadcast)
+
+
+def _typed(dtype, shape, kind):
+    def make(name=None, dtype=dtype):
+        from bptt.config import config
+
+        return _t.TensorType(dtype or config.floatX, shape)(name)
+
+    make.__name__ = kind
+    make.__doc__ = (f"A new {len(shape)}-d input whose {'second' if shape == (None, 1) else 'first'}"
+                    " dimension has length 1 (broadcastable).")
+    return make
+
+
+for _p, _dt in {"": None, "b": "int8", "w": "int16", "i": "int32", "l": "int64",
+                "f": "float32", "d": "float64"}.items():
+    globals()[_p + "row"] = _typed(_dt, (1, None), _p + "row")
+    globals()[_p + "col"] = _typed(_dt, (None, 1), _p + "col")
+del _p, _dt

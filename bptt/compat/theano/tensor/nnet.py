@@ -1,0 +1,44 @@
+"""``theano.tensor.nnet``: bptt's `bptt.tensor.nnet`, with Theano 1.0's softmax.
+
+Theano's softmax worked on rows: the softmax of a vector was a (1, n) row
+(code indexes it as ``s[:, 0, :]`` after a scan), and of a matrix the
+softmax of each row. `softmax` does the same; bptt's own
+`bptt.tensor.nnet.softmax` keeps the vector's shape.
+"""
+import bptt.tensor.nnet as _nnet
+from bptt.tensor.nnet import (binary_crossentropy as binary_crossentropy,
+                              categorical_crossentropy as categorical_crossentropy,
+                              hard_sigmoid as hard_sigmoid, log_softmax as _log_softmax,
+                              relu as relu, sigmoid as sigmoid, softplus as softplus,
+                              ultra_fast_sigmoid as ultra_fast_sigmoid)
+from bptt.tensor.type import as_tensor_variable
+
+
+def softmax(x, axis=None):
+    """Softmax of each row; a vector is one row, and its softmax a (1, n) row.
+
+    With an explicit `axis` this is bptt's softmax along that axis.
+    """
+    x = as_tensor_variable(x)
+    if axis is not None:
+        return _nnet.softmax(x, axis=axis)
+    if x.ndim == 1:
+        x = x.dimshuffle("x", 0)
+    return _nnet.softmax(x, axis=-1)
+
+
+softmax_graph = softmax
+softmax_op = softmax
+
+
+def logsoftmax(x, axis=None):
+    """log(softmax(x)), rows as `softmax`."""
+    x = as_tensor_variable(x)
+    if axis is None and x.ndim == 1:
+        x = x.dimshuffle("x", 0)
+    return _log_softmax(x, axis=-1 if axis is None else axis)
+
+
+def crossentropy_categorical_1hot(coding_dist, true_idx):
+    """``-log(coding_dist[i, true_idx[i]])`` for each row i."""
+    return categorical_crossentropy(coding_dist, true_idx)

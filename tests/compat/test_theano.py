@@ -1,0 +1,267 @@
+"""bptt.compat.theano: Theano programs run by changing the import line.
+
+One test per feature Theano code needs (issue 24's list): imports, names
+Theano kept in odd places, Theano 1.0's numerics, config, graph copying,
+function options, shapes, random streams, gradients, errors and the view of
+a compiled graph. PY mode unless the feature is about compiled code.
+"""
+import copy
+import sys
+
+import numpy as np
+import pytest
+
+import bptt
+import bptt.compat.theano as theano
+from bptt.compat.theano import tensor as T
+
+
+@pytest.fixture
+def installed():
+    """`install()` with every ``theano`` module restored afterwards."""
+    saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k.split(".")[0] == "theano"}
+    theano.install()
+    yield
+    for k in [k for k in sys.modules if k.split(".")[0] == "theano"]:
+        del sys.modules[k]
+    sys.modules.update(saved)
+
+
+def test_submodules_import_under_install(installed):
+    import theano as th
+    import theano.gradient
+    import theano.ifelse
+    import theano.printing
+    import theano.sandbox.rng_mrg
+    import theano.tensor.nnet
+    from theano.sandbox.rng_mrg import MRG_RandomStreams
+    from theano.tensor.nnet import sigmoid
+    from theano.tensor.shared_randomstreams import RandomStreams
+
+    assert th is theano and th.tensor is T and theano.tensor.nnet is T.nnet
+    assert sigmoid is bptt.tensor.sigmoid and RandomStreams is bptt.RandomStreams
+    assert issubclass(MRG_RandomStreams, bptt.RandomStreams)
+    # The alias is the module itself: its spec stays bptt's.
+    assert sys.modules["theano.tensor.nnet"].__spec__.name == "bptt.compat.theano.tensor.nnet"
+
+
+def test_a_missing_submodule_is_an_import_error(installed):
+    with pytest.raises(ModuleNotFoundError):
+        import theano.sparse  # noqa: F401
+
+
+def test_theano_kept_grad_and_asarray_in_its_namespaces():
+    x = T.dscalar("x")
+    assert theano.function([x], T.grad(x ** 3, x), mode="PY")(2.0) == 12.0
+    a = theano._asarray([1, 2], dtype="float32")
+    assert a.dtype == np.float32 and a.tolist() == [1.0, 2.0]
+
+
+def test_softmax_of_a_vector_is_a_row_as_in_theano():
+    v, m = T.dvector("v"), T.dmatrix("m")
+    s = T.nnet.softmax(v)
+    assert s.type.shape == (1, None)
+    out = theano.function([v], s, mode="PY")([1.0, 2.0, 3.0])
+    e = np.exp([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(out, (e / e.sum())[None, :])
+    rows = theano.function([m], T.nnet.softmax(m), mode="PY")(np.eye(2))
+    np.testing.assert_allclose(rows.sum(axis=1), [1.0, 1.0])
+
+
+def test_xlogx_and_xlogy0_are_zero_where_x_is(mode):
+    x, y = T.dvector("x"), T.dvector("y")
+    f = theano.function([x, y], [T.xlogx.xlogx(x), T.xlogx.xlogy0(x, y)], mode=mode)
+    a, b = f([0.0, 0.5, 2.0], [0.0, 0.25, 3.0])
+    np.testing.assert_allclose(a, [0.0, 0.5 * np.log(0.5), 2 * np.log(2.0)])
+    np.testing.assert_allclose(b, [0.0, 0.5 * np.log(0.25), 2 * np.log(3.0)])
+
+
+def test_config_has_the_attributes_theano_code_reads(monkeypatch):
+    c = theano.config
+    assert c.floatX == bptt.config.floatX and c.device == "cpu" and c.mode == "FAST_RUN"
+    assert c.warn.subtensor_merge_bug is False
+    c.warn.subtensor_merge_bug = True    # rnnrbm sets it
+    assert c.compute_test_value == "off"
+    with pytest.raises(ValueError, match="compute_test_value"):
+        c.compute_test_value = "sometimes"
+    with pytest.raises(AttributeError, match="no option"):
+        c.no_such_option  # noqa: B018
+    monkeypatch.setattr(bptt.config, "mode", bptt.config.mode)
+    with theano.change_flags(mode="PY", on_opt_error="raise"):
+        assert bptt.config.mode == "PY" and c.on_opt_error == "raise"
+    assert c.on_opt_error == "warn" and c.mode == "FAST_RUN"
+
+
+def test_clone_replaces_variables_in_a_copy():
+    x, y = T.dscalar("x"), T.dscalar("y")
+    z = x * 2 + 1
+    z2 = theano.clone(z, replace={x: y})
+    f = theano.function([x, y], [z, z2], mode="PY")
+    assert f(1.0, 10.0) == [3.0, 21.0]
+
+
+def test_no_default_updates_keeps_random_draws_fixed():
+    srng = T.shared_randomstreams.RandomStreams(3)
+    u = srng.uniform(size=(2,))
+    fixed = theano.function([], u, no_default_updates=True, mode="PY")
+    np.testing.assert_array_equal(fixed(), fixed())
+    moving = theano.function([], u, mode="PY")
+    assert not np.array_equal(moving(), moving())
+    listed = bptt.function([], u, no_default_updates=[srng.state_updates[0][0]], mode="PY")
+    np.testing.assert_array_equal(listed(), listed())
+
+
+def test_tag_test_value_is_an_attribute():
+    x = T.dvector("x")
+    x.tag.test_value = np.ones(3)
+    assert x.tag.test_value.shape == (3,) and x.tag["test_value"] is x.tag.test_value
+    with pytest.raises(AttributeError):
+        x.tag.other  # noqa: B018
+
+
+def test_specify_shape_gives_static_sizes_and_checks_them(mode):
+    x = T.dmatrix("x")
+    y = T.specify_shape(x, (2, None))
+    assert y.type.shape == (2, None)
+    f = theano.function([x], y.sum(), mode=mode)
+    assert f(np.ones((2, 3))) == 6.0
+    with pytest.raises(ValueError, match="specify_shape"):
+        f(np.ones((3, 3)))
+
+
+def test_in_gives_defaults_and_keyword_names():
+    x, y = T.dscalar("x"), T.dscalar("y")
+    f = theano.function([x, theano.In(y, value=10.0, name="offset")], x + y, mode="PY")
+    assert f(1.0) == 11.0 and f(1.0, 2.0) == 3.0 and f(1.0, offset=5.0) == 6.0
+
+
+def test_multinomial_draws_one_hot_counts():
+    srng = bptt.RandomStreams(0)
+    p = T.dmatrix("p")
+    one = srng.multinomial(n=1, pvals=p)
+    many = srng.multinomial(size=(4000,), n=3, pvals=[0.2, 0.3, 0.5], dtype="float64")
+    f = theano.function([p], [one, many.mean(axis=0)], mode="PY")
+    a, freq = f(np.array([[0.0, 1.0], [1.0, 0.0], [0.5, 0.5]]))
+    assert a.dtype == np.int64 and a.shape == (3, 2)
+    np.testing.assert_array_equal(a[:2], [[0, 1], [1, 0]])
+    assert a[2].sum() == 1
+    np.testing.assert_allclose(freq, [0.6, 0.9, 1.5], atol=0.08)
+
+
+def test_mrg_random_streams_take_theano_mrg_arguments():
+    srng = theano.sandbox.rng_mrg.MRG_RandomStreams(seed=1)
+    p = T.dvector("p")
+    b = srng.binomial(size=p.shape, n=1, p=p, dtype="float64")
+    u = srng.uniform((3,), -1, 1, ndim=1)
+    out, uu = theano.function([p], [b, u], mode="PY")([0.0, 1.0])
+    np.testing.assert_array_equal(out, [0.0, 1.0])
+    assert uu.shape == (3,) and (np.abs(uu) <= 1).all()
+
+
+def test_disconnected_grad_is_the_identity_with_no_gradient(mode):
+    x = T.dvector("x")
+    y = (theano.gradient.disconnected_grad(x) * x).sum()
+    f = theano.function([x], [y, T.grad(y, x)], mode=mode)
+    value, g = f([1.0, 3.0])
+    assert value == 10.0
+    np.testing.assert_array_equal(g, [1.0, 3.0])   # d/dx of c * x with c = x held constant
+
+
+def test_a_symbolic_shape_unpacks():
+    X = T.dmatrix("X")
+    n, d = X.shape
+    assert theano.function([X], n * 10 + d, mode="PY")(np.ones((3, 4))) == 34
+    with pytest.raises(TypeError, match="static length"):
+        iter(T.dvector("v"))
+
+
+def test_a_step_may_return_empty_updates():
+    h, _ = theano.scan(lambda h: ([h * 2], ()), outputs_info=[T.ones(())], n_steps=3)
+    np.testing.assert_array_equal(theano.function([], h, mode="PY")(), [2.0, 4.0, 8.0])
+    h, _ = theano.scan(lambda h: ([h * 2], (), theano.scan_module.until(h > 1)),
+                       outputs_info=[T.ones(())], n_steps=5)
+    np.testing.assert_array_equal(theano.function([], h, mode="PY")(), [2.0, 4.0])
+
+
+def test_rop_is_in_tensor():
+    x, v = T.dvector("x"), T.dvector("v")
+    jv = T.Rop(T.sin(x) * 2, x, v)
+    out = theano.function([x, v], jv, mode="PY")([0.0, 1.0], [1.0, 2.0])
+    np.testing.assert_allclose(out, 2 * np.cos([0.0, 1.0]) * [1.0, 2.0])
+
+
+def test_row_and_column_constructors_are_broadcastable():
+    assert T.dcol("c").type.shape == (None, 1) and T.dcol().dtype == "float64"
+    assert T.frow().type.shape == (1, None) and T.frow().dtype == "float32"
+    assert T.icol().dtype == "int32" and T.row().dtype == bptt.config.floatX
+    x = T.dmatrix("x")
+    f = theano.function([x, c := T.dcol("c")], x + c, mode="PY")
+    np.testing.assert_array_equal(f(np.zeros((2, 3)), [[1.0], [2.0]]), [[1.0] * 3, [2.0] * 3])
+
+
+def test_strict_scan_with_a_free_variable_raises_missing_input():
+    w = theano.shared(np.eye(2))
+    with pytest.raises(theano.gof.fg.MissingInputError, match="strict=True") as info:
+        theano.scan(lambda x: T.dot(x, w), outputs_info=[T.dvector("x0")], n_steps=3,
+                    strict=True)
+    assert isinstance(info.value, ValueError)
+
+
+def test_grad_of_an_integer_cost_is_zero():
+    x = T.dvector("x")
+    g = T.grad(T.argmax(x), x)
+    np.testing.assert_array_equal(theano.function([x], g, mode="PY")([1.0, 3.0]), [0.0, 0.0])
+
+
+def test_maker_fgraph_is_a_read_only_view_of_the_compiled_graph():
+    x = T.dvector("x")
+    out, _ = theano.scan(lambda v: v * 2, sequences=x)
+    f = theano.function([x], out, mode="PY")
+    view = f.maker.fgraph
+    nodes = view.toposort()
+    scans = [n for n in nodes if isinstance(n.op, theano.scan_module.scan_op.Scan)]
+    assert len(scans) == 1 and set(nodes) == view.apply_nodes
+    assert view.inputs[0].type == x.type and len(view.outputs) == 1
+    nodes.clear()
+    view.inputs.clear()
+    assert f.maker.fgraph.toposort() and f.maker.fgraph.inputs     # copies were cleared
+    with pytest.raises(AttributeError):
+        view.apply_nodes.add(None)
+    inner = scans[0].op.fn.maker.fgraph
+    assert [n.op for n in inner.toposort()] and len(inner.outputs) == 1
+    np.testing.assert_array_equal(f([1.0, 2.0]), [2.0, 4.0])
+
+
+def test_function_takes_theano_argument_order_and_modes():
+    s = theano.shared(0.0)
+    x = T.dscalar("x")
+    f = theano.function([x], x + s, theano.compile.mode.get_mode("FAST_COMPILE"), {s: s + x})
+    assert f.mode == "PY" and f(2.0) == 2.0 and s.get_value() == 2.0
+    g = theano.function([x], x, mode=theano.Mode(linker="py"))
+    assert g.mode == "PY"
+
+
+def test_ifelse_picks_a_branch():
+    c, a, b = T.dscalar("c"), T.dvector("a"), T.dvector("b")
+    f = theano.function([c, a, b], theano.ifelse.ifelse(c > 0, a, b), mode="PY")
+    np.testing.assert_array_equal(f(1.0, [1.0], [2.0]), [1.0])
+    np.testing.assert_array_equal(f(-1.0, [1.0], [2.0]), [2.0])
+
+
+def test_a_theano_function_deep_copies_with_its_model():
+    # rnnslu keeps ``best_rnn = copy.deepcopy(rnn)``: the copy's functions use its own
+    # parameters.
+    class Model:
+        def __init__(self):
+            self.w = theano.shared(np.ones(2), name="w")
+            x = T.dvector("x")
+            self.train = theano.function([x], (self.w * x).sum(),
+                                         updates={self.w: self.w + x}, mode="PY")
+
+    model = Model()
+    best = copy.deepcopy(model)
+    model.train([1.0, 1.0])
+    np.testing.assert_array_equal(best.w.get_value(), [1.0, 1.0])
+    assert best.train([1.0, 2.0]) == 3.0
+    np.testing.assert_array_equal(best.w.get_value(), [2.0, 3.0])
+    assert hasattr(best.train, "maker")
