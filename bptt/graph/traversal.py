@@ -58,6 +58,17 @@ def free_variables(outputs, inputs):
             if v not in given and not isinstance(v, Constant)]
 
 
-def is_in_ancestors(node_or_var, target):
-    """Whether `target` is computed from `node_or_var`'s outputs (or is it)."""
-    return target in set(ancestors([node_or_var]))
+def depends_on(var, target, blockers=()):
+    """Whether `var` is `target` or is computed from it (the walk stops at `blockers`
+    and at the first sight of `target`)."""
+    blockers = set(blockers)
+    seen, stack = set(), [var]
+    while stack:
+        v = stack.pop()
+        if v is target:
+            return True
+        if v in seen or v.owner is None or v in blockers:
+            continue
+        seen.add(v)
+        stack.extend(v.owner.inputs)
+    return False

@@ -24,6 +24,7 @@ from bptt.tensor.elemwise import Elemwise
 from bptt.tensor.rewriting import constant_folding, merge, remove_dead_code
 from bptt.tensor.rewriting import canonicalize as canon
 from bptt.tensor.rewriting import shape as shp
+from bptt.tensor.rewriting import sizes
 from bptt.tensor.shape import (BroadcastTo, DimShuffle, Shape, Shape_i, SumTo, broadcast_to,
                                sum_to)
 from bptt.tensor.type import TensorType
@@ -229,6 +230,20 @@ def test_shape_i_is_lifted_through_elementwise_and_dot(mode):
 def test_shape_i_not_lifted_where_broadcasting_leaves_the_size_unknown():
     x, b = T.vector("x"), T.vector("b")
     fg = _rewritten([x, b], [Shape_i(0)(x + b)], _walk(shp.shape_i_from_source))
+    assert not fired(fg)
+
+
+def test_shape_i_never_becomes_a_value_computed_from_itself():
+    """A size class whose best-known name is ``switch(n == 1, n, n)`` with n = Shape_i(x):
+    replacing n by it would make a cycle (found by the scan oracle in a Hessian's step)."""
+    x = T.matrix("x")
+    n = Shape_i(0)(x)
+    wide = T.switch(T.eq(n, 1), n, n)
+    fg = FunctionGraph([x], [wide * 2])
+    facts = sizes.size_facts(fg)
+    facts.union(sizes.dim_key(fg, fg.inputs[0], 0), ("value", fg.outputs[0].owner.inputs[0]))
+    _walk(shp.shape_i_from_source).apply(fg)
+    verify(fg)
     assert not fired(fg)
 
 

@@ -79,3 +79,123 @@ def test_oracle_finds_the_pushout_rank_bug():
 
 def test_issue_tap_program_agrees():
     _assert_agree(ISSUE_TAPS, modes=("PY",), grads=False)
+
+
+#: found by the soak (seed 101, program 3060): in a Hessian-vector product's step the size
+#: facts named a dimension by ``switch(n == 1, n, n)`` computed from that dimension's own
+#: Shape_i, and shape_i_from_source made a cycle
+SOAK_SHAPE_CYCLE = Program(
+    seqs=(Seq(shape=("K",), taps=(2,)),),
+    outs=(
+        Out(
+            kind="nit_sot",
+            taps=(),
+            shape=("H", "H"),
+            expr=E(
+                "transpose",
+                (E("reverse", (_leaf("o2@-1", ("H", "H")),), None, ("H", "H")),),
+                None,
+                ("H", "H")
+            )
+        ),
+        Out(
+            kind="mit_sot",
+            taps=(-3, -1),
+            shape=("H", "K"),
+            expr=E(
+                "tanh",
+                (
+                    E(
+                        "dot",
+                        (
+                            E(
+                                "sub",
+                                (
+                                    E(
+                                        "incsub",
+                                        (
+                                            _leaf("o2@-1", ("H", "H")),
+                                            E("sum", (_leaf("o2@-1", ("H", "H")),), 1, ("H",))
+                                        ),
+                                        0,
+                                        ("H", "H")
+                                    ),
+                                    E(
+                                        "add",
+                                        (
+                                            E("sum", (_leaf("o1@-3", ("H", "K")),), None, ()),
+                                            E("sum", (_leaf("o1@-1", ("H", "K")),), 1, ("H",))
+                                        ),
+                                        None,
+                                        ("H",)
+                                    )
+                                ),
+                                None,
+                                ("H", "H")
+                            ),
+                            E(
+                                "splice",
+                                (
+                                    _leaf("o1@-1", ("H", "K")),
+                                    E("reverse", (_leaf("o1@-3", ("H", "K")),), None, ("H", "K"))
+                                ),
+                                None,
+                                ("H", "K")
+                            )
+                        ),
+                        None,
+                        ("H", "K")
+                    ),
+                ),
+                None,
+                ("H", "K")
+            )
+        ),
+        Out(
+            kind="mit_sot",
+            taps=(-3, -1),
+            shape=("H", "H"),
+            expr=E(
+                "tanh",
+                (
+                    E(
+                        "add",
+                        (
+                            E(
+                                "sub",
+                                (_leaf("o2@-1", ("H", "H")), _leaf("o2@-3", ("H", "H"))),
+                                None,
+                                ("H", "H")
+                            ),
+                            _leaf("o2@-1", ("H", "H"))
+                        ),
+                        None,
+                        ("H", "H")
+                    ),
+                ),
+                None,
+                ("H", "H")
+            )
+        )
+    ),
+    steps=1,
+    shared=(
+        (),
+        E(
+            "add",
+            (
+                E("scale", (_leaf("sh", ()),), 0.5, ()),
+                E("sin", (E("sin", (_leaf("sh", ()),), None, ()),), None, ())
+            ),
+            None,
+            ()
+        )
+    ),
+    cost="cube",
+    wrt=(2,),
+    sizes=(1, 1)
+)
+
+
+def test_soak_shape_cycle_program_agrees():
+    _assert_agree(SOAK_SHAPE_CYCLE, modes=("PY",), second=True)

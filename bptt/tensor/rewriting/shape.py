@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...graph.rewriting import can_replace, node_rewriter
+from ...graph.traversal import depends_on
 from ..basic import Alloc
 from ..shape import BroadcastTo, DimShuffle, Shape, Shape_i, SumTo
 from ..type import TensorConstant, TensorType
@@ -46,7 +47,9 @@ def shape_i_from_source(fgraph, node):
     if key == ("dim", x, i):
         return None
     new = key_variable(fgraph, key)
-    return [new] if new is not None else None
+    if new is None or depends_on(new, node.outputs[0], fgraph.inputs):
+        return None   # a size known only through a value computed from this very Shape_i
+    return [new]
 
 
 @node_rewriter([Shape])
