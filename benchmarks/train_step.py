@@ -16,7 +16,7 @@ Each measurement runs in its own child process with one thread
 
     python benchmarks/train_step.py [--steps 30] [--dtypes float32,float64] [--H 256]
 
-Writes benchmarks/results/train_step-<date>.{md,json}.
+Writes benchmarks/results/train_step-<date>-<commit>.{md,json}.
 """
 from __future__ import annotations
 
@@ -154,12 +154,14 @@ def main():
         print(json.dumps(rows[-1]), flush=True)
     floor = run_child(args, "floor", "float64", tempfile.mkdtemp())
     stamp = datetime.date.today().isoformat()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
+                            capture_output=True, text=True).stdout.strip() or "unknown"
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    base = os.path.join(HERE, "results", f"train_step-{stamp}")
+    base = os.path.join(HERE, "results", f"train_step-{stamp}-{commit}")
     with open(base + ".json", "w") as f:
         json.dump(dict(args=vars(args), rows=rows, floor=floor), f, indent=1)
     lines = [f"# Training step, char-LM LSTM (B={args.B}, T={args.T}, E={args.E}, H={args.H}, "
-             f"V={args.V}), {stamp}", "",
+             f"V={args.V}), {stamp}, commit {commit}", "",
              "| dtype | bptt ms/step | torch ms/step | compile cold s (CPU s) | from cache s "
              "| bptt peak MB | torch peak MB |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:

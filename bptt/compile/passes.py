@@ -31,6 +31,7 @@ from ..tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
 from ..tensor.rewriting.elemwise_reduce import reduce_of_elemwise
 from ..tensor.rewriting.fusion import fuse_elemwise
 from ..tensor.rewriting.inplace_elemwise import inplace_elemwise_pass
+from ..tensor.rewriting.inplace_subtensor import inplace_inc_subtensor_pass
 from ..tensor.rewriting.reorder import sequence_memory_pass
 from ..tensor.rewriting import (canonical_rewriters, constant_folding, merge, remove_dead_code,
                                 shape_rewriters)
@@ -92,7 +93,7 @@ def _same(before, after):
 # The gemm and fusion passes hide `add(z, dot)` from the scan push-outs: step graphs get them last.
 _GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm", "fuse_elemwise", "reduce_of_elemwise",
                 "scan_seq_into_buffer", "scan_nit_sot_into_seq", "scan_chunk_seq_products",
-                "inplace_elemwise")
+                "inplace_elemwise", "inplace_inc_subtensor")
 
 
 def _run_without_gemm(fgraph):
@@ -179,6 +180,8 @@ pm.add_pass(scan_seq_into_buffer_pass, "a product read as a sequence is stored i
             "scan_nit_sot_into_seq, which keeps the LSTM's z in its x @ Wx)")
 pm.add_pass(inplace_elemwise_pass, "an elementwise loop writes into a fresh input nothing else "
             "reads (last: no later rewrite sees the flag; the LSTM's x @ Wx + h @ Wh + b)")
+pm.add_pass(inplace_inc_subtensor_pass, "a write into a region of a fresh buffer nothing else "
+            "reads skips the copy (the LSTM's gate cotangent: four writes into one zeros row)")
 pm.add_pass(remove_dead_code, "the linker and printer see only the nodes an output needs")
 
 

@@ -500,17 +500,21 @@ class _Get(_IndexOp):
 class _Write(_IndexOp):
     abstract = True  # base of IncSubtensor and AdvancedIncSubtensor
 
-    __props__ = ("idx_list", "set_instead_of_inc")
+    __props__ = ("idx_list", "set_instead_of_inc", "inplace")
     n_values = 1
 
-    def __init__(self, idx_list, set_instead_of_inc=False):
+    def __init__(self, idx_list, set_instead_of_inc=False, inplace=False):
+        # inplace: write into x's own buffer instead of a copy. Only the late
+        # `inplace_inc_subtensor` pass sets it, once it has proven that nothing
+        # else can see x (bptt/tensor/rewriting/inplace_subtensor.py).
         super().__init__(idx_list)
         self.set_instead_of_inc = bool(set_instead_of_inc)
+        self.inplace = bool(inplace)
 
     def __str__(self):
         what = "Set" if self.set_instead_of_inc else "Inc"
         name = type(self).__name__.replace("Inc", what)
-        return f"{name}{{{_format(self.idx_list)}}}"
+        return f"{name}{{{_format(self.idx_list)}}}" + ("{inplace}" if self.inplace else "")
 
     def make_node(self, x, y, *index):
         x, y = as_tensor_variable(x), as_tensor_variable(y)
@@ -524,7 +528,7 @@ class _Write(_IndexOp):
 
     def perform(self, node, inputs, output_storage):
         x, y, *values = inputs
-        out = x.copy()
+        out = x if self.inplace else x.copy()
         idx = numpy_index(self.idx_list, values)
         _check_runtime_values_shape(y.shape, out[idx].shape)
         if self.set_instead_of_inc:

@@ -77,6 +77,7 @@ class _KernelWriter:
 
     def __init__(self, op, node, mode):
         self.mode = mode
+        self.inplace = getattr(op, "inplace", False)
         self.x = node.inputs[0]
         self.y = node.inputs[1] if mode != "get" else None
         index = node.inputs[1 + (mode != "get"):]
@@ -188,7 +189,8 @@ class _KernelWriter:
             self._emit(f"{ind}out[{', '.join(v for _, v in region)}] = x[{target}]",
                        "    return out")
             return
-        self._emit("    out = c_copy(x)")
+        # an inplace op's x is a buffer nothing else reads (inplace_inc_subtensor)
+        self._emit("    out = x" if self.inplace else "    out = c_copy(x)")
         self._check_y([size for size, _ in region])
         ind = self._loops(region)
         sign = "=" if self.mode == "set" else "+="
