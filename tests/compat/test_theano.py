@@ -233,6 +233,25 @@ def test_grad_of_an_integer_cost_is_zero():
         T.grad(T.argmax(x), T.dvector("unrelated"))
 
 
+def test_a_scan_state_no_step_reads_is_a_disconnected_input_as_in_theano():
+    """Theano's connection pattern of Scan: the cost reaches x0, not z0 (a ValueError)."""
+    x0, z0 = T.dvector("x0"), T.dvector("z0")
+    [x, z], _ = theano.scan(lambda a, c: (a ** 2, a + 1), outputs_info=[x0, z0], n_steps=4)
+    T.grad((x + z).sum(), x0)
+    with pytest.raises(ValueError, match="'z0'"):
+        T.grad((x + z).sum(), z0)
+
+
+def test_grad_through_a_scan_updated_shared_variable():
+    """The gradient of a shared variable's final value with respect to its initial one."""
+    from collections import OrderedDict
+
+    s = theano.shared(np.float32(3.0))
+    _, updates = theano.scan(lambda: ([], OrderedDict([(s, s * np.float32(2.0))])), n_steps=3)
+    g = T.grad(list(updates.values())[0], s)
+    assert theano.function([], g, mode="PY")() == 8.0
+
+
 def test_maker_fgraph_is_a_read_only_view_of_the_compiled_graph():
     x = T.dvector("x")
     out, _ = theano.scan(lambda v: v * 2, sequences=x)
