@@ -252,9 +252,26 @@ def test_grad_through_a_scan_updated_shared_variable():
     assert theano.function([], g, mode="PY")() == 8.0
 
 
+def test_excluding_a_theano_scan_optimization_excludes_bptt_s_pass():
+    """Theano's test_merge excludes the sequence push-out to see maps merged, not removed."""
+    from bptt.compat.theano.compile.mode import get_mode
+    from bptt.scan import Scan
+
+    x = T.dvector("x")
+    sx, _ = theano.scan(lambda s: s + 1, sequences=[x])
+    plain = get_mode("FAST_COMPILE")
+    kept = plain.excluding("scanOp_pushout_seqs_ops", "a_tag_bptt_has_no_pass_for")
+    assert kept.excluded_passes == ("scan_pushout_seqs",) and plain.excluded_passes == ()
+    for mode, loops in ((plain, 0), (kept, 1)):
+        f = theano.function([x], sx, mode=mode)
+        nodes = f.maker.fgraph.toposort()
+        assert sum(isinstance(n.op, Scan) for n in nodes) == loops
+        np.testing.assert_array_equal(f([1.0, 2.0]), [2.0, 3.0])
+
+
 def test_maker_fgraph_is_a_read_only_view_of_the_compiled_graph():
     x = T.dvector("x")
-    out, _ = theano.scan(lambda v: v * 2, sequences=x)
+    out, _ = theano.scan(lambda v, h: h + v * 2, sequences=x, outputs_info=T.zeros(()))
     f = theano.function([x], out, mode="PY")
     view = f.maker.fgraph
     nodes = view.toposort()
@@ -268,7 +285,7 @@ def test_maker_fgraph_is_a_read_only_view_of_the_compiled_graph():
         view.apply_nodes.add(None)
     inner = scans[0].op.fn.maker.fgraph
     assert [n.op for n in inner.toposort()] and len(inner.outputs) == 1
-    np.testing.assert_array_equal(f([1.0, 2.0]), [2.0, 4.0])
+    np.testing.assert_array_equal(f([1.0, 2.0]), [2.0, 6.0])
 
 
 def test_function_takes_theano_argument_order_and_modes():
