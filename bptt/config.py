@@ -53,6 +53,11 @@ from __future__ import annotations
 import os
 
 
+#: settings the compiled code does not depend on (read at each call, or deciding only
+#: how a function gets compiled): the graph memo's key leaves them out
+NOT_IN_COMPILED_CODE = ("blas_threads", "compile_in_background")
+
+
 class _Config:
     def __init__(self):
         self.floatX = os.environ.get("BPTT_FLOATX", "float64")
@@ -68,6 +73,8 @@ class _Config:
         self.chunk_rows = _int_from_env("BPTT_CHUNK_ROWS", 256)
         self.reuse_forward = os.environ.get("BPTT_REUSE_FORWARD", "") not in ("", "0")
         self.blas_threads = _int_from_env("BPTT_BLAS_THREADS", 0)
+        self.compile_in_background = os.environ.get(
+            "BPTT_COMPILE_IN_BACKGROUND", "") not in ("", "0")
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float32", "float64"):

@@ -9,7 +9,10 @@ Building (`Function.__init__`):
 3. check for unused inputs; build a `FunctionGraph` whose outputs are the
    function's outputs followed by the update values; rewrite it;
 4. link it in the chosen mode (the numba linker compiles here, not at the
-   first call), and prepare one converter per input.
+   first call), and prepare one converter per input. With
+   ``compile_in_background``, a NUMBA graph the disk cache does not hold is
+   linked in PY mode and compiled by a child process; the first call after
+   the child is done switches to the compiled code (`background`).
 
 Calling (`Function.__call__`): each argument goes through its input's
 converter (an array of the right dtype and number of dimensions passes
@@ -40,6 +43,7 @@ from ..graph.replace import clone_replace
 from ..graph.traversal import ancestors, graph_inputs
 from ..tensor.assertion import check_shape
 from ..tensor.type import TensorType, as_tensor_variable, constant
+from . import background
 from .io import split_inputs
 from .mode import excluded_rewrites, link, memo_key, optimize, recall, resolve_mode
 from .profiling import FunctionProfile
@@ -260,13 +264,18 @@ class Function:
         The rewritten graph: explicit inputs, then shared variables; outputs,
         then update values.
     profile : FunctionProfile or None
+    running_mode : str
+        "NUMBA" or "PY": how calls run now ("PY" for a NUMBA function while its
+        background compile is under way).
     """
 
     def __init__(self, inputs, outputs, updates, givens, mode, allow_input_downcast,
                  on_unused_input, name, profile, no_default_updates=False, input_names=None,
-                 defaults=None):
+                 defaults=None, compile_in_background=None):
         self.name = name
         self.mode = resolve_mode(mode)
+        self._background = (config.compile_in_background if compile_in_background is None
+                            else bool(compile_in_background))
         self.allow_input_downcast = allow_input_downcast
         self.inputs = self._check_inputs(inputs)
         self.single = outputs is not None and not isinstance(outputs, (list, tuple))
@@ -287,6 +296,8 @@ class Function:
         self._defaults = dict(defaults or {})
         self._build(outs, pairs)
         self._index.update({n: i for i, n in (input_names or {}).items()})
+        if self.running_mode != self.mode:
+            self._pending = background.submit(self._label(), self._pickle_state())
 
     def _check_inputs(self, inputs):
         inputs = list(inputs)
@@ -345,8 +356,13 @@ class Function:
         t1 = time.perf_counter()
         self._fgraph, self._fn = fgraph, recall(fgraph, key)   # compiled before: no rewrites
         self._rewritten, self._exclude = self._fn is None, excluded_rewrites()
+        self._key, self._pending, self.running_mode = key, None, self.mode
         t2 = t3 = time.perf_counter()
-        if self._fn is None:
+        if self._fn is None and self._background and background.usable(key):
+            self._fn = self._start_background(outs, pairs)
+            self._rewritten = False
+            t3 = time.perf_counter()
+        elif self._fn is None:
             optimize(fgraph, self.mode)
             t3 = time.perf_counter()
             self._fn = link(fgraph, self.mode, key)
@@ -355,11 +371,15 @@ class Function:
             self.profile.rewrite_time = (t1 - t0) + (t3 - t2)   # the memo key counts here
             self.profile.link_time = (t2 - t1) + (t4 - t3)
         self._index = {v.name: i for i, v in enumerate(self.inputs) if v.name}
+        self._run = self._runner(self._fn)
+
+    def _runner(self, fn):
+        """The call glue around the linked callable `fn`."""
         in_types = [v.type for v in self.inputs]
         result = "single" if self.single else ("none" if self.no_outputs else "list")
         self.glue = _call_glue(in_types, len(self.shared), self.n_outputs,
                                len(self.update_vars), result)
-        ns = {"ndarray": np.ndarray, "execute": getattr(self._fn, "call", self._fn)}
+        ns = {"ndarray": np.ndarray, "execute": getattr(fn, "call", fn)}
         for k, v in enumerate(self.inputs):
             ns[f"convert{k}"] = _input_converter(
                 v, f"{self._label()} input {k} ({v.name or 'unnamed'})", self.allow_input_downcast)
@@ -370,7 +390,40 @@ class Function:
         locks = sorted((sv.container for sv in self.update_vars), key=lambda c: c.order)
         ns["locks"] = _Locks([c.lock for c in locks])
         exec(compile(self.glue, f"<bptt function {self.name or ''}>", "exec"), ns)  # noqa: S102
-        self._run = ns["run"]
+        return ns["run"]
+
+    # -- compiling in the background -------------------------------------------
+    def _start_background(self, outs, pairs):
+        """Link a copy of the graph in PY mode (`__init__` then queues the NUMBA compile);
+        the PY callable."""
+        py_graph = FunctionGraph(self.inputs + self.shared, outs + [v for _, v in pairs])
+        optimize(py_graph, "PY")
+        self.running_mode = "PY"
+        return link(py_graph, "PY")
+
+    def _adopt_compiled(self):
+        """Switch to the code the finished background compile left in the disk cache."""
+        with background.adoption_lock:    # two threads calling at once adopt it once
+            job, self._pending = self._pending, None
+            if job is None:
+                return
+            self._adopt(job)
+
+    def _adopt(self, job):
+        fn = recall(self._fgraph, self._key) if job.ok else None
+        if fn is None:
+            if job.ok:
+                job.error = "it left no record in the disk cache"
+            background.say_failed(self._label(), job)
+            return
+        self._fn, self._run, self.running_mode = fn, self._runner(fn), self.mode
+
+    def wait_for_compile(self, timeout=None):
+        """Block until a background compile is done and switch to its code; whether this
+        function now runs compiled code (True at once for one compiled in `function`)."""
+        if self._pending is not None and self._pending.wait(timeout):
+            self._adopt_compiled()
+        return self.running_mode == self.mode
 
     # -- calling -------------------------------------------------------------
     def _bind(self, args, kwargs):
@@ -401,6 +454,8 @@ class Function:
     def __call__(self, *args, **kwargs):
         if kwargs or len(args) != len(self.inputs):
             args = self._bind(args, kwargs)
+        if self._pending is not None and self._pending.done.is_set():
+            self._adopt_compiled()
         t0 = time.perf_counter() if self.profile is not None else 0.0
         try:
             out = self._run(args)
@@ -434,6 +489,9 @@ class Function:
     # graph before. copy.deepcopy uses the same path: the copy computes from
     # copies of the shared variables.
     def __reduce__(self):
+        return (_unpickle_function, (type(self), self._pickle_state()))
+
+    def _pickle_state(self):
         outs, pairs = self._graph
         outputs = None if self.no_outputs else (outs[0] if self.single else list(outs))
         pairs = [(k, v) for k, v in pairs] + [
@@ -442,8 +500,9 @@ class Function:
         state = {"inputs": list(self.inputs), "outputs": outputs, "updates": pairs,
                  "mode": self.mode, "allow_input_downcast": self.allow_input_downcast,
                  "name": self.name, "profile": self.profile is not None,
-                 "input_names": names, "defaults": self._defaults}
-        return (_unpickle_function, (type(self), state))
+                 "input_names": names, "defaults": self._defaults,
+                 "compile_in_background": self._background}
+        return state
 
 
 def _unpickle_function(cls, state):
@@ -451,7 +510,8 @@ def _unpickle_function(cls, state):
     Function.__init__(f, state["inputs"], state["outputs"], state["updates"], None,
                       state["mode"], state["allow_input_downcast"], "ignore", state["name"],
                       state["profile"], no_default_updates=True,
-                      input_names=state["input_names"], defaults=state["defaults"])
+                      input_names=state["input_names"], defaults=state["defaults"],
+                      compile_in_background=state.get("compile_in_background"))
     return f
 
 
@@ -465,7 +525,7 @@ def _shared_inputs(outputs, extra=()):
 
 def function(inputs, outputs=None, updates=None, givens=None, mode=None,
              allow_input_downcast=None, on_unused_input="raise", name=None, profile=False,
-             no_default_updates=False):
+             no_default_updates=False, compile_in_background=None):
     """Compile a graph into a callable.
 
     Parameters
@@ -501,6 +561,12 @@ def function(inputs, outputs=None, updates=None, givens=None, mode=None,
     no_default_updates : bool or list of SharedVariable
         True: apply no shared variable's ``default_update`` (random streams
         then repeat their draws); a list: none of those variables'.
+    compile_in_background : bool or None
+        NUMBA mode, graph not in the disk cache: run in PY mode at once while a
+        child process compiles, and switch to the compiled code at the first
+        call after it is done (`f.running_mode` tells which runs;
+        `f.wait_for_compile()` waits). None: ``bptt.config.compile_in_background``
+        (off by default). Needs the disk cache; without it, compiles here.
 
     Returns
     -------
@@ -510,4 +576,5 @@ def function(inputs, outputs=None, updates=None, givens=None, mode=None,
         raise TypeError("function: inputs must be a list of variables")
     inputs, names, defaults = split_inputs(inputs)
     return Function(inputs, outputs, updates, givens, mode, allow_input_downcast,
-                    on_unused_input, name, profile, no_default_updates, names, defaults)
+                    on_unused_input, name, profile, no_default_updates, names, defaults,
+                    compile_in_background)

@@ -17,7 +17,8 @@ every process (no ``id``, no ``hash()`` of strings):
   attributes (a Scan's inner graph is described as a graph, its error labels
   as strings); a scalar op: its class and all its attributes;
 * every type: its class and attributes;
-* the mode, every ``bptt.config`` value, the Python version, and a digest
+* the mode, every ``bptt.config`` value but those of
+  ``config.NOT_IN_COMPILED_CODE``, the Python version, and a digest
   of bptt's own source files (the rewrites and lowerings that turn the graph
   into code).
 
@@ -44,7 +45,7 @@ import sys
 
 import numpy as np
 
-from ..config import config
+from ..config import NOT_IN_COMPILED_CODE, config
 from ..graph.basic import Constant, Variable
 from ..graph.op import Op
 from ..graph.traversal import toposort
@@ -77,7 +78,8 @@ def graph_key(fgraph, mode):
         from ..link.numba.cache import environment_tag   # numba, llvmlite, NumPy, the CPU
 
         description = (source_digest(), sys.version, environment_tag(), mode,
-                       _describe(sorted(vars(config).items())),
+                       _describe(sorted((k, v) for k, v in vars(config).items()
+                                        if k not in NOT_IN_COMPILED_CODE)),
                        _Describer().graph(fgraph.inputs, fgraph.outputs))
     except Unkeyable:
         return None

@@ -124,6 +124,20 @@ def others_busy():
     return _load.others
 
 
+def others_busy_now(min_interval=0.2):
+    """The cores the other processes keep busy, sampled now unless the last sample is
+    younger than `min_interval` seconds (a shorter window is mostly clock-tick noise)."""
+    now = time.monotonic()
+    if now - _load.last[0] >= min_interval:
+        _load.sample(now)
+    return _load.others
+
+
+def machine_cores():
+    """The cores this process may run on."""
+    return _load.cores
+
+
 def large_threads():
     """Threads for a product of at least `LARGE` multiply-adds under the automatic rule."""
     free = round(_load.cores - _load.others)

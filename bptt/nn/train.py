@@ -121,6 +121,8 @@ def fit(step, batches, epochs=1, *, tokens=None, evaluate=None, eval_every=None,
                 post = {"loss": f"{np.mean(hist.losses[-50:]):.4f}"}
                 if tokens is not None:
                     post["tok/s"] = f"{rate:,.0f}"
+                if getattr(step, "running_mode", None) != getattr(step, "mode", None):
+                    post["mode"] = "PY while numba compiles"   # compile_in_background
                 bar.set_postfix(post, refresh=False)
             if evaluate is not None and eval_every and n % eval_every == 0:
                 run_eval(bar)

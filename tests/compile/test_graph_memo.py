@@ -81,6 +81,17 @@ def test_the_mode_and_the_configuration_are_part_of_the_key(monkeypatch):
     assert graph_key(fg, "NUMBA") not in (numba_key, excluded_key)
 
 
+def test_settings_the_compiled_code_does_not_read_are_not_part_of_the_key(monkeypatch):
+    """blas_threads is read at every call, compile_in_background decides only where the
+    compile runs (its child must find the parent's key)."""
+    inputs, outputs = elementwise()
+    fg = FunctionGraph(inputs, outputs)
+    key = graph_key(fg, "NUMBA")
+    monkeypatch.setattr(bptt.config, "blas_threads", 2)
+    monkeypatch.setattr(bptt.config, "compile_in_background", True)
+    assert graph_key(fg, "NUMBA") == key
+
+
 class _Callback(Op):
     __props__ = ("fn",)
 

@@ -1,0 +1,114 @@
+"""Compiling in the background (bptt/compile/background.py): PY calls first, then the
+compiled code; values, shared state and errors as in a function compiled at once."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import bptt
+import bptt.tensor as T
+from bptt.compile import background
+from bptt.config import config
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    """An empty disk cache, no IR checks (they turn the graph memo, and so the
+    background path, off) and a core taken as free however busy the test machine is."""
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path / "cache"))
+    monkeypatch.setattr(config, "check_ir", False)
+    monkeypatch.setattr(background, "free_cores", lambda: 1.0)
+    return tmp_path
+
+
+def _power_step(name):
+    """A scan (x ** k by repeated products) updating a shared counter and a shared state."""
+    x = T.vector("x")
+    k = bptt.shared(np.int64(0), name=f"calls_{name}")
+    acc = bptt.shared(np.zeros(3), name=f"acc_{name}")
+    ps, _ = bptt.scan(lambda p, x: p * x, outputs_info=[T.ones_like(x)], non_sequences=[x],
+                      n_steps=4)
+    out = ps[-1] + acc
+    return x, k, acc, out, {k: k + 1, acc: 0.5 * out}
+
+
+def test_runs_in_py_then_switches_to_the_compiled_code(fresh_cache):
+    x, k, acc, out, updates = _power_step("bg")
+    f = bptt.function([x], out, updates=updates, compile_in_background=True, name="power")
+    assert f.running_mode == "PY" and f.mode == "NUMBA"
+    xs = np.array([0.5, -1.5, 2.0])
+    want_acc, results = np.zeros(3), []
+    results.append(f(xs))                       # runs at once, in PY mode
+    assert f.wait_for_compile(timeout=300)
+    assert f.running_mode == "NUMBA"
+    results += [f(xs), f(xs)]                   # compiled, from the state the PY call left
+    for got in results:
+        want = xs ** 4 + want_acc
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+        want_acc = 0.5 * want
+    assert int(k.get_value()) == 3
+    np.testing.assert_allclose(acc.get_value(), want_acc, rtol=1e-13)
+
+
+def test_a_graph_in_the_cache_is_loaded_at_once(fresh_cache):
+    x, _, _, out, updates = _power_step("cached")
+    bptt.function([x], out, updates=updates)                # compiles into the cache
+    again = bptt.function([x], out, updates=updates, compile_in_background=True)
+    assert again.running_mode == "NUMBA" and again._pending is None
+
+
+def test_without_a_disk_cache_it_compiles_in_function(fresh_cache, monkeypatch):
+    monkeypatch.setattr(config, "cache_dir", "")
+    x = T.vector("x")
+    f = bptt.function([x], T.exp(x) * 3, compile_in_background=True)
+    assert f.running_mode == "NUMBA"
+    np.testing.assert_allclose(f(np.zeros(2)), [3.0, 3.0])
+
+
+def test_on_a_machine_without_a_free_core_it_compiles_in_function(fresh_cache, monkeypatch):
+    monkeypatch.setattr(background, "free_cores", lambda: 0.2)
+    x = T.vector("x")
+    f = bptt.function([x], T.exp(x) - 5, compile_in_background=True)
+    assert f.running_mode == "NUMBA" and f._pending is None
+
+
+def test_free_cores_is_the_machine_less_the_busy_ones(monkeypatch):
+    from bptt.link import blas_threads
+
+    monkeypatch.setattr(blas_threads, "machine_cores", lambda: 4)
+    monkeypatch.setattr(blas_threads, "others_busy_now", lambda: 1.5)
+    assert background.free_cores() == 1.5
+
+
+def test_config_turns_it_on_and_the_argument_off(fresh_cache, monkeypatch):
+    monkeypatch.setattr(config, "compile_in_background", True)
+    x = T.vector("x")
+    on = bptt.function([x], T.sin(x) + 7)
+    off = bptt.function([x], T.cos(x) + 7, compile_in_background=False)
+    assert on.running_mode == "PY" and off.running_mode == "NUMBA"
+    assert on.wait_for_compile(timeout=300)
+
+
+def test_a_failed_compile_leaves_the_function_in_py_mode(fresh_cache, monkeypatch):
+    # a child whose Python cannot start: the failure of any child, seen from the parent
+    monkeypatch.setattr(background, "_child_environment",
+                        lambda: {"PATH": "/usr/bin:/bin", "PYTHONHOME": "/nonexistent"})
+    x = T.vector("x")
+    f = bptt.function([x], T.tanh(x) * 2, compile_in_background=True, name="doomed")
+    assert f._pending.wait(timeout=300)
+    with pytest.warns(RuntimeWarning, match="(?s)'doomed'.*background failed.*PY mode"):
+        got = f(np.array([0.25]))
+    assert f.running_mode == "PY" and not f.wait_for_compile(timeout=0)
+    np.testing.assert_allclose(got, np.tanh([0.25]) * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")              # said once
+        f(np.array([0.25]))
+
+
+def test_a_function_compiling_in_the_background_pickles(fresh_cache):
+    x, k, _, out, updates = _power_step("pickled")
+    f = bptt.function([x], out, updates=updates, compile_in_background=True)
+    g = pickle.loads(pickle.dumps(f))
+    assert g.wait_for_compile(timeout=300) and f.wait_for_compile(timeout=300)
+    np.testing.assert_allclose(g(np.ones(3)), f(np.ones(3)))
