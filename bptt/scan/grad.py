@@ -42,10 +42,13 @@ Semantics. ``truncate_gradient=k`` runs the backward loop over the last k
 executed steps only (Theano/PyTensor: earlier steps are not backpropagated,
 their sequence rows and cotangents contribute nothing). An ``until`` loop is
 differentiated over exactly the steps it executed, read from its step-count
-output. Shared variables updated by the step (``shared_outs``) carry no
-gradient: a gradient that would flow through one is undefined, and values
-derived from one (e.g. random draws) are recorded by an augmented forward
-scan rather than recomputed from the wrong state.
+output. A float shared variable updated by the step (``shared_outs``) that a
+cotangent reaches is differentiated as the sit_sot it is (`grad_shared.py`);
+values derived from the others (e.g. random draws) are recorded by an
+augmented forward scan rather than recomputed from the wrong state. A
+state's initial value that no step reads, and whose initial rows the cost
+does not read either (`scan` returns only the computed rows), is
+disconnected (`known_zero.py`), as in Theano.
 
 References: Werbos, "Backpropagation through time: what it does and how to
 do it" (1990); Theano's ``Scan.L_op`` (mit_mot cotangent buffers);
@@ -59,6 +62,8 @@ import numpy as np
 
 from ..graph.basic import Constant
 from ..graph.traversal import ancestors, graph_inputs, toposort
+from .grad_shared import grad_with_shared_as_states, shared_states_carrying
+from .known_zero import leading_rows_zero
 from .grad_step import (_Step, _Window, _active_states, _differentiate_step, _has_cotangent,
                         _placeholder, _simplify, _window)
 
@@ -66,6 +71,9 @@ from .grad_step import (_Step, _Window, _active_states, _differentiate_step, _ha
 def scan_grad(op, inputs, outputs, output_grads):
     """One gradient per outer input of the Scan node computing `outputs` (see the module)."""
     node = outputs[0].owner
+    carrying_shared = shared_states_carrying(node, output_grads)
+    if carrying_shared:
+        return grad_with_shared_as_states(node, output_grads, carrying_shared, scan_grad)
     window = _window(node)
     active, carrying = _active_states(node, output_grads)
     step = _differentiate_step(op, active, carrying)
@@ -613,9 +621,10 @@ def _outer_gradients(node, output_grads, w, step, bw, results):
 
         n_steps, nit_sot lengths      disconnected
         sequence x_k                  zeros, rows [start, E) <- g_x_k[::-1]
-        state initial buffer          rows of the reversed mit_mot result (see below)
-        shared initial value          disconnected, or undefined when a cotangent
-                                      would flow through the state
+        state initial buffer          rows of the reversed mit_mot result (see below);
+                                      disconnected when nothing reads it
+        shared initial value          disconnected (`grad_shared` turned the
+                                      ones a cotangent reaches into sit_sots)
         non-sequence w                last row of its sit_sot
     """
     from ..grad.types import disconnected_grad, undefined_grad
@@ -637,6 +646,8 @@ def _outer_gradients(node, output_grads, w, step, bw, results):
                 grads[info.outer_in_non_seqs[key]] = results[_backward_out(a, "sit_sot", j)][-1]
             else:
                 b = info.buffers[key]
+                if _initial_state_unread(b, output_grads, step):
+                    continue
                 res = results[_backward_out(a, "mit_mot", j)][::-1]
                 grads[b.outer_input] = _initial_state_gradient(node, b, output_grads, w, res)
     for i, why in undefined.items():
@@ -648,6 +659,19 @@ def _backward_out(args, kind, j):
     """Outer output index of entry `j` of `kind` in the backward node built from `args`."""
     info = args.info
     return getattr(info, f"outer_out_{kind}")[j]
+
+
+def _initial_state_unread(b, output_grads, step):
+    """Whether state `b`'s initial value reaches nothing the cost reads (disconnected).
+
+    True when no step reads the state (no contribution to its taps) and the
+    cotangent of its initial rows is provably zero, as when the user reads
+    only the rows `scan` returns. A mit_mot's outer output is its whole
+    buffer, initial rows included, so it is never unread this way.
+    """
+    if b.kind == "mit_mot" or any(i in step.contrib for i in b.inner_inputs):
+        return False
+    return leading_rows_zero(output_grads[b.outer_output], b.extent)
 
 
 def _initial_state_gradient(node, b, output_grads, w, rows):
@@ -699,7 +723,9 @@ def _undefined_inputs(node, output_grads, step):
     undefined; one that is a state or shared tap also makes every input
     connected to that state undefined (the gradient would flow through it).
     A cotangent reaching a shared state (through the step or from outside)
-    does the same, since the loop does not keep the state's per-step values.
+    does the same, since the loop does not keep the state's per-step values;
+    `grad_shared` rebuilds every node where that would happen for a float
+    state, so this guards the layout `scan_grad` is given directly.
     """
     op, info = node.op, node.op.info
     maps = info.var_mappings

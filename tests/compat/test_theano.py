@@ -233,9 +233,45 @@ def test_grad_of_an_integer_cost_is_zero():
         T.grad(T.argmax(x), T.dvector("unrelated"))
 
 
+def test_a_scan_state_no_step_reads_is_a_disconnected_input_as_in_theano():
+    """Theano's connection pattern of Scan: the cost reaches x0, not z0 (a ValueError)."""
+    x0, z0 = T.dvector("x0"), T.dvector("z0")
+    [x, z], _ = theano.scan(lambda a, c: (a ** 2, a + 1), outputs_info=[x0, z0], n_steps=4)
+    T.grad((x + z).sum(), x0)
+    with pytest.raises(ValueError, match="'z0'"):
+        T.grad((x + z).sum(), z0)
+
+
+def test_grad_through_a_scan_updated_shared_variable():
+    """The gradient of a shared variable's final value with respect to its initial one."""
+    from collections import OrderedDict
+
+    s = theano.shared(np.float32(3.0))
+    _, updates = theano.scan(lambda: ([], OrderedDict([(s, s * np.float32(2.0))])), n_steps=3)
+    g = T.grad(list(updates.values())[0], s)
+    assert theano.function([], g, mode="PY")() == 8.0
+
+
+def test_excluding_a_theano_scan_optimization_excludes_bptt_s_pass():
+    """Theano's test_merge excludes the sequence push-out to see maps merged, not removed."""
+    from bptt.compat.theano.compile.mode import get_mode
+    from bptt.scan import Scan
+
+    x = T.dvector("x")
+    sx, _ = theano.scan(lambda s: s + 1, sequences=[x])
+    plain = get_mode("FAST_COMPILE")
+    kept = plain.excluding("scanOp_pushout_seqs_ops", "a_tag_bptt_has_no_pass_for")
+    assert kept.excluded_passes == ("scan_pushout_seqs",) and plain.excluded_passes == ()
+    for mode, loops in ((plain, 0), (kept, 1)):
+        f = theano.function([x], sx, mode=mode)
+        nodes = f.maker.fgraph.toposort()
+        assert sum(isinstance(n.op, Scan) for n in nodes) == loops
+        np.testing.assert_array_equal(f([1.0, 2.0]), [2.0, 3.0])
+
+
 def test_maker_fgraph_is_a_read_only_view_of_the_compiled_graph():
     x = T.dvector("x")
-    out, _ = theano.scan(lambda v: v * 2, sequences=x)
+    out, _ = theano.scan(lambda v, h: h + v * 2, sequences=x, outputs_info=T.zeros(()))
     f = theano.function([x], out, mode="PY")
     view = f.maker.fgraph
     nodes = view.toposort()
@@ -249,7 +285,7 @@ def test_maker_fgraph_is_a_read_only_view_of_the_compiled_graph():
         view.apply_nodes.add(None)
     inner = scans[0].op.fn.maker.fgraph
     assert [n.op for n in inner.toposort()] and len(inner.outputs) == 1
-    np.testing.assert_array_equal(f([1.0, 2.0]), [2.0, 4.0])
+    np.testing.assert_array_equal(f([1.0, 2.0]), [2.0, 6.0])
 
 
 def test_function_takes_theano_argument_order_and_modes():

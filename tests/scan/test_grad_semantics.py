@@ -274,13 +274,82 @@ def test_n_steps_is_not_differentiable(mode):
     assert f([1.0, 2.0], 2) == 0.0
 
 
-def test_gradient_through_a_state_the_loop_does_not_keep_is_undefined():
-    """A float shared variable updated at every step: its per-step values are not kept."""
-    acc = bptt.shared(np.float64(0.0), name="acc")
-    x = T.dvector("x")
-    hs, updates = bptt.scan(lambda x_t: [x_t * acc, {acc: acc + x_t}], sequences=x)
-    with pytest.raises(bptt.NullTypeGradError, match="shared variable"):
-        bptt.grad(hs.sum(), x)
+def test_a_state_the_step_never_reads_has_a_disconnected_initial_value(mode):
+    """z_t = x_{t-1} + 1 never reads z_{t-1}, and scan returns only the rows the loop
+    computed: the cost depends on x0 and y0, not on z0 (known or unknown n_steps)."""
+    x0, y0, z0, n = T.dvector("x0"), T.dvector("y0"), T.dvector("z0"), T.lscalar("n")
+    for steps in (10, n):
+        [x, y, z], _ = bptt.scan(lambda a, b, c: (a ** 2, b, a + 1),
+                                 outputs_info=[x0, y0, z0], n_steps=steps)
+        cost = (x + y + z).sum()
+        with pytest.raises(bptt.DisconnectedInputError, match="'z0'"):
+            bptt.grad(cost, z0)
+        with pytest.raises(bptt.DisconnectedInputError, match="'y0'"):
+            bptt.grad(x.sum(), y0)
+        with pytest.warns(UserWarning, match="'z0'"):
+            bptt.grad(cost, z0, disconnected_inputs="warn")
+    gx, gy, gz = bptt.grad(cost, [x0, y0, z0], disconnected_inputs="ignore")
+    f = bptt.function([x0, y0, z0, n], [gx, gy, gz], mode=mode, on_unused_input="ignore")
+    gxv, gyv, gzv = f([0.5, -0.5], [1.0, 2.0], [3.0, 4.0], 3)
+    # x_t = x0^(2^t), z_t = x_{t-1} + 1 for t = 1..3: d/dx0 of sum x_t + sum z_t.
+    xv = np.array([0.5, -0.5])
+    want = sum(2 ** t * xv ** (2 ** t - 1) for t in (1, 2, 3)) + sum(
+        2 ** t * xv ** (2 ** t - 1) for t in (0, 1, 2))
+    np.testing.assert_allclose(gxv, want)
+    np.testing.assert_allclose(gyv, [3.0, 3.0])
+    assert np.all(gzv == 0.0)
+
+
+def test_initial_rows_read_from_the_whole_buffer_stay_connected():
+    """The Scan's outer output holds the initial rows in front: read there, z0 counts."""
+    x0, z0 = T.dvector("x0"), T.dvector("z0")
+    [x, z], _ = bptt.scan(lambda a, c: (a ** 2, a + 1), outputs_info=[x0, z0], n_steps=3)
+    buffer = z.owner.inputs[0]
+    g = bptt.grad(buffer[0].sum() + z.sum(), z0)
+    f = bptt.function([x0, z0], g, mode="PY", on_unused_input="ignore")
+    np.testing.assert_allclose(f([0.5, 0.5], [1.0, 2.0]), [1.0, 1.0])
+
+
+def test_gradient_through_a_shared_update_is_that_of_the_initial_value(mode):
+    """s <- s + 1 ten times: the final value's gradient with respect to s is 1 (Theano's
+    test_grad_numeric_shared); s <- s * w: it is w^n, and w^(n-1) n s0 for w."""
+    s = bptt.shared(np.float32(1.0), name="s")
+    _, updates = bptt.scan(lambda: ([], {s: s + np.float32(1.0)}), n_steps=10)
+    assert bptt.function([], bptt.grad(updates[s], s), mode=mode)() == 1.0
+    p, w = bptt.shared(np.float64(2.0), name="p"), T.dscalar("w")
+    _, updates = bptt.scan(lambda w: ([], {p: p * w}), non_sequences=w, n_steps=4)
+    gp, gw = bptt.function([w], bptt.grad(updates[p], [p, w]), mode=mode)(0.5)
+    np.testing.assert_allclose([gp, gw], [0.5 ** 4, 4 * 0.5 ** 3 * 2.0])
+
+
+def shared_recurrence(x, w, s0):
+    """h_t = s_t x_t with s <- s w + x_t a shared update, as a function of s's initial
+    value s0 (the shared variable replaced by s0 once the graph is built)."""
+    from bptt.graph.replace import clone_replace
+
+    s = bptt.shared(np.zeros(2), name="s")
+    hs, updates = bptt.scan(lambda x_t, w: [s * x_t, {s: T.tanh(s * w + x_t)}],
+                            sequences=x, non_sequences=w)
+    return clone_replace([hs, updates[s]], {s: s0})
+
+
+def test_shared_update_gradients_match_finite_differences(mode):
+    rng = np.random.default_rng(11)
+    check_gradient(shared_recurrence,
+                   [rng.normal(size=(5, 2)), rng.normal(size=2), rng.normal(size=2)], mode)
+
+
+def test_shared_update_gradient_is_zero_past_a_truncation_window():
+    """truncate_gradient=2 backpropagates through the last 2 steps only, for a shared
+    state as for a sit_sot."""
+    x, w = T.dvector("x"), T.dscalar("w")
+    s = bptt.shared(np.float64(1.0), name="s")
+    _, updates = bptt.scan(lambda x_t, w: ([], {s: s * w + x_t}), sequences=x,
+                           non_sequences=w, truncate_gradient=2)
+    gx, gs = bptt.function([x, w], bptt.grad(updates[s], [x, s]), mode="PY")(
+        [1.0, 2.0, 3.0, 4.0], 0.5)
+    np.testing.assert_allclose(gx, [0.0, 0.0, 0.5, 1.0])
+    assert gs == 0.0
 
 
 def test_gradient_through_a_sampling_parameter_is_undefined():

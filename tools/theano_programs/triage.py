@@ -48,9 +48,12 @@ TRIAGE = {
     "test_monitor_mode": ("internal", "MonitorMode's per-node hooks (Theano's VM)"),
     # -- rewrites Theano makes and bptt does not ----------------------------------
     "test_pushout_all": ("rewrite", "a scan whose every output is pushed out is removed"),
-    "test_pushout_dot": ("rewrite", "dot(x_t, W) of a sequence row pushed out of the loop"),
-    "test_while1": ("rewrite", "a while loop merged with a for loop over the same sequence"),
-    "test_remove_stuff": ("rewrite", "two scans over one sequence merged into one"),
+    "test_pushout_dot": (
+        "rewrite", "dot(h_t + s_tm1, W) pushed out, where the state s only copies the previous "
+                   "row h_{t-1}: bptt keeps such a state a state"),
+    "test_remove_stuff": (
+        "design", "the backward loop of 2 * m_t is vectorized, as in Theano, but keeps the "
+                  "loop's check of the cotangent's length: a second Shape_i, which it counts"),
     "test_alloc_inputs3": (
         "design", "zeros_like of a specify_shape'd input is a constant: the input is unused"),
     # -- differences by design ----------------------------------------------------
@@ -78,12 +81,6 @@ TRIAGE = {
     "test_scan_extra_inputs_hessian": (
         "bptt bug", "T.grad inside a step wrt a non-sequence (being fixed)"),
     "test_infer_shape": ("bptt bug", "until with a random draw in the step (being fixed)"),
-    "test_grad_numeric_shared": (
-        "bptt bug", "grad of a shared variable's scan update wrt its initial value is refused "
-                    "(NullTypeGradError: the loop keeps no per-step values of it)"),
-    "test_grad_connectivity_matrix": (
-        "bptt bug", "grad wrt a scan state the cost does not reach gives zeros instead of "
-                    "DisconnectedInputError (scan's connection pattern is all-to-all)"),
 }
 
 #: Theano's own skips and the tests that need its C linker.

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from bptt.compile.function import Function, function as _bptt_function
+from bptt.config import config as _bptt_config
 
-from .mode import bptt_mode
+from .mode import bptt_mode, excluded_passes
 
 
 class FunctionGraphView:
@@ -79,9 +80,14 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
     `accept_inplace` and `rebuild_strict` are accepted and change nothing.
     The result also has Theano's ``f.maker.fgraph`` (a read-only view).
     """
-    f = _bptt_function(list(inputs), outputs, updates=updates, givens=givens,
-                       mode=bptt_mode(mode), allow_input_downcast=allow_input_downcast,
-                       on_unused_input=on_unused_input or "raise", name=name,
-                       profile=bool(profile), no_default_updates=no_default_updates)
+    saved = _bptt_config.exclude_rewrites
+    _bptt_config.exclude_rewrites = tuple(saved) + excluded_passes(mode)
+    try:
+        f = _bptt_function(list(inputs), outputs, updates=updates, givens=givens,
+                           mode=bptt_mode(mode), allow_input_downcast=allow_input_downcast,
+                           on_unused_input=on_unused_input or "raise", name=name,
+                           profile=bool(profile), no_default_updates=no_default_updates)
+    finally:
+        _bptt_config.exclude_rewrites = saved
     f.__class__ = TheanoFunction   # same object, with ``maker`` (a subclass adds no state)
     return f

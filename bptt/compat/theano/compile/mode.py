@@ -2,15 +2,25 @@
 
 A `Mode` carries the bptt mode it runs in (``'NUMBA'``, ``'PY'``, or None for
 `bptt.config.mode`). Theano's linker and optimizer choices have no bptt
-counterpart beyond that: ``linker='py'`` is PY; ``including`` and
-``excluding`` return the same mode (bptt's rewrite pipeline is fixed; a
-rewrite is skipped with ``bptt.config.exclude_rewrites``).
+counterpart beyond that: ``linker='py'`` is PY. ``excluding`` a Theano scan
+optimization that has a bptt pass doing the same (`THEANO_PASSES`) compiles
+without that pass (``bptt.config.exclude_rewrites``); other tags, and
+``including``, change nothing (bptt's rewrite pipeline is fixed).
 """
 from __future__ import annotations
 
 from bptt.config import config as _bptt_config
 
 from ..configparser import MODE_NAMES, config
+
+
+#: Theano optimization tag -> the bptt pass that makes the same rewrite.
+THEANO_PASSES = {
+    "scanOp_pushout_seqs_ops": "scan_pushout_seqs",
+    "scanOp_pushout_nonseqs_ops": "scan_pushout_non_seqs",
+    "scanOp_merge": "scan_merge",
+    "scanOp_save_mem": "scan_save_mem",
+}
 
 
 class Mode:
@@ -22,19 +32,27 @@ class Mode:
         if bptt_mode is None and isinstance(linker, str) and linker.startswith("py"):
             bptt_mode = "PY"
         self.bptt_mode = bptt_mode
+        self.excluded_passes = ()
 
     def including(self, *tags):
         return self
 
     def excluding(self, *tags):
-        return self
+        passes = tuple(THEANO_PASSES[t] for t in tags if t in THEANO_PASSES)
+        if not passes:
+            return self
+        mode = self.clone()
+        mode.excluded_passes = self.excluded_passes + passes
+        return mode
 
     def requiring(self, *tags):
         return self
 
     def clone(self, **kwargs):
-        return type(self)(kwargs.get("linker", self.linker), kwargs.get("optimizer", self.optimizer),
-                          self.bptt_mode)
+        mode = Mode(kwargs.get("linker", self.linker), kwargs.get("optimizer", self.optimizer),
+                    self.bptt_mode)
+        mode.excluded_passes = self.excluded_passes
+        return mode
 
     def __repr__(self):
         return f"Mode(bptt mode {self.bptt_mode or _bptt_config.mode})"
@@ -69,6 +87,13 @@ def get_mode(name):
 
 def get_default_mode():
     return get_mode(None)
+
+
+def excluded_passes(mode):
+    """The bptt passes a Theano mode object or name excludes."""
+    if mode is None or isinstance(mode, str):
+        mode = get_mode(mode)
+    return mode.excluded_passes
 
 
 def bptt_mode(mode):
