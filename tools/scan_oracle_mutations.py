@@ -1,16 +1,20 @@
 """Show the scan oracle catches a broken version of every rewrite pass.
 
-    PYTHONPATH=. python tools/scan_oracle_mutations.py --count 300
+    PYTHONPATH=. python tools/scan_oracle_mutations.py --write tests/scan/oracle/caught.py
 
-Draws the first ``--count`` programs of a seeded draw (the CI test's strategy and
-count), evaluates each without rewrites (the reference) and with every rewrite in
-PY mode while recording which passes edit its graphs. Then, for each pass of
-`bptt.compile.passes.pm`, compiles again the programs on which that pass fired
-with the pass broken (`tests/scan/oracle/mutate.py`: every value it puts into a
-graph is off by a little; plus the targeted mutations of `mutate.TARGETED`) and
-reports the first program whose outputs or gradients then differ from the
-reference. Prints a table: pass, mutation, programs it fired on, caught at
-(the program's index in the draw).
+Draws the programs CI's `test_programs_py` draws (by running that test with a
+collector: same strategy, settings, count and derandomized seed), evaluates each
+without rewrites (the reference) and with every rewrite in PY mode while recording
+which passes edit its graphs. Then, for each pass of `bptt.compile.passes.pm` and
+each of its mutations (`tests/scan/oracle/mutate.py`: every value it puts into a
+graph off by a little, plus the targeted bug of `mutate.TARGETED`), compiles again
+the programs on which that pass fired with the pass broken and reports the first
+whose outputs or gradients then differ from the reference (programs already
+catching another mutation are tried first, so CI replays few). A pass off by
+default (`mutate.ENABLING`) is evaluated turned on. Prints a table: pass,
+mutation, programs it fired on, caught at (the program's index in the draw);
+``--write`` saves the catching programs for tests/scan/test_oracle_mutations.py.
+About 10 minutes.
 """
 from __future__ import annotations
 
