@@ -21,13 +21,14 @@ Writes benchmarks/results/background-compile-<date>-<commit>.md.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
+
+from timing import result_stamp  # benchmarks/timing.py (run as a script)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -78,9 +79,7 @@ def main(argv=None):
             rows.append((name, way, r))
             print(f"{name:<20} {way:<11} first {r['first']:7.2f} s  last {r['last']:8.2f} s  "
                   f"switched at call {r['switched']}", flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                            capture_output=True, text=True).stdout.strip() or "unknown"
-    date = datetime.date.today().isoformat()
+    date, commit = result_stamp()
     lines = [f"# Compiling in the background ({date}, {commit})", "",
              f"Wall seconds from process start, empty cache, {args.calls} calls per run. "
              f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.1f}' for x in load0)}; "

@@ -25,7 +25,6 @@ Writes benchmarks/results/blas-threads-<date>-<commit>.md.
 from __future__ import annotations
 
 import argparse
-import datetime
 import multiprocessing
 import os
 import subprocess
@@ -33,6 +32,8 @@ import sys
 import time
 
 import numpy as np
+
+from timing import result_stamp  # noqa: E402  benchmarks/timing.py (run as a script)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -167,9 +168,7 @@ def main():
     chosen = a.settings.split(",")
     settings = [(s, n) for s, n in SETTINGS if s in chosen]
     graphs = build_graphs()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
-                            capture_output=True, text=True).stdout.strip() or "unknown"
-    date = datetime.date.today().isoformat()
+    date, commit = result_stamp()
     out = [f"# BLAS threads: bptt's rule against fixed counts ({date}, {commit})", "",
            f"{os.cpu_count()} cores; OpenBLAS on {blas_threads.get_threads()} threads; "
            f"LARGE = {blas_threads.LARGE:,} multiply-adds; {a.repeat} calls per setting.", ""]

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import datetime
 import json
 import os
 import shutil
@@ -38,6 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from timing import result_stamp  # noqa: E402  benchmarks/timing.py (run as a script)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -130,9 +131,7 @@ def main():
             futures = {n: pool.submit(measure, n, warm_dirs, a.skip_py) for n in names}
             rows = {n: futures[n].result() for n in names}
     load_after = os.getloadavg()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
-                            capture_output=True, text=True).stdout.strip() or "unknown"
-    date = datetime.date.today().isoformat()
+    date, commit = result_stamp()
     out = [f"# Compile time of user-shaped graphs ({date}, {commit})", "",
            f"CPU seconds of a fresh process (import, build, first call); `import bptt` alone: "
            f"{floor[0]:.2f} CPU s. New graph: after `{WARM_WITH}` "

@@ -53,6 +53,8 @@ _NOT_INHERITED = ("compile_in_background",)
 _jobs = queue.Queue()
 _state = {"worker": None, "running": None, "closing": False}
 _lock = threading.Lock()
+#: held while a function switches to its compiled code
+adoption_lock = threading.Lock()
 
 
 class CompileJob:
@@ -165,7 +167,7 @@ def free_cores():
 def say_failed(label, job):
     warnings.warn(f"{label}: compiling in the background failed ({job.error}); it keeps "
                   "running in PY mode. Pass compile_in_background=False to compile it in "
-                  "bptt.function and see the error there", RuntimeWarning, stacklevel=4)
+                  "bptt.function and see the error there", RuntimeWarning, stacklevel=5)
 
 
 def _child_main(path):

@@ -403,7 +403,13 @@ class Function:
 
     def _adopt_compiled(self):
         """Switch to the code the finished background compile left in the disk cache."""
-        job, self._pending = self._pending, None
+        with background.adoption_lock:    # two threads calling at once adopt it once
+            job, self._pending = self._pending, None
+            if job is None:
+                return
+            self._adopt(job)
+
+    def _adopt(self, job):
         fn = recall(self._fgraph, self._key) if job.ok else None
         if fn is None:
             if job.ok:

@@ -60,6 +60,21 @@ def test_main_is_compiled_by_function_for_c_contiguous_arrays():
     assert len(f._fn.numba_function.signatures) == 1
 
 
+def test_a_graph_with_random_draws_is_compiled_by_function():
+    """A random generator (a shared input) has one numba type for every bit generator, so
+    its graph compiles in bptt.function too, not at its first call."""
+    from bptt.tensor.random import RandomStreams
+
+    rs = RandomStreams(5)
+    x = T.matrix("x")
+    hs, _ = bptt.scan(lambda x_t, h: T.tanh(h + x_t * rs.uniform(size=(3,))),
+                      sequences=[x], outputs_info=[T.zeros(3)])
+    f = bptt.function([x], hs[-1], mode="NUMBA")
+    assert len(f._fn.numba_function.signatures) == 1
+    got = f(np.ones((4, 3)))
+    assert len(f._fn.numba_function.signatures) == 1 and np.all(np.abs(got) < 1)
+
+
 def test_fresh_outputs_are_not_copied():
     x = T.vector("x")
     f = bptt.function([x], [x + 1, x], mode="NUMBA")

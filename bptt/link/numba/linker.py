@@ -274,12 +274,18 @@ def with_kernel_modules(source):
 
 
 def numba_signature(types):
-    """numba argument types for variables of `types`, or None if one is not a tensor."""
-    from numba import from_dtype
+    """numba argument types for variables of `types`, or None if one is neither a tensor
+    nor a random generator (then ``main`` compiles at the first call)."""
+    from numba import from_dtype, typeof
     from numba.core import types as nt
+
+    from ...tensor.random import RandomGeneratorType
 
     sig = []
     for t in types:
+        if isinstance(t, RandomGeneratorType):   # one numba type for every bit generator
+            sig.append(typeof(np.random.default_rng(0)))
+            continue
         dtype, ndim = getattr(t, "dtype", None), getattr(t, "ndim", None)
         if dtype is None or ndim is None:
             return None
