@@ -1,16 +1,20 @@
 """Show the scan oracle catches a broken version of every rewrite pass.
 
-    PYTHONPATH=. python tools/scan_oracle_mutations.py --count 300
+    PYTHONPATH=. python tools/scan_oracle_mutations.py --write tests/scan/oracle/caught.py
 
-Draws the first ``--count`` programs of a seeded draw (the CI test's strategy and
-count), evaluates each without rewrites (the reference) and with every rewrite in
-PY mode while recording which passes edit its graphs. Then, for each pass of
-`bptt.compile.passes.pm`, compiles again the programs on which that pass fired
-with the pass broken (`tests/scan/oracle/mutate.py`: every value it puts into a
-graph is off by a little; plus the targeted mutations of `mutate.TARGETED`) and
-reports the first program whose outputs or gradients then differ from the
-reference. Prints a table: pass, mutation, programs it fired on, caught at
-(the program's index in the draw).
+Draws the programs CI's `test_programs_py` draws (by running that test with a
+collector: same strategy, settings, count and derandomized seed), evaluates each
+without rewrites (the reference) and with every rewrite in PY mode while recording
+which passes edit its graphs. Then, for each pass of `bptt.compile.passes.pm` and
+each of its mutations (`tests/scan/oracle/mutate.py`: every value it puts into a
+graph off by a little, plus the targeted bug of `mutate.TARGETED`), compiles again
+the programs on which that pass fired with the pass broken and reports the first
+whose outputs or gradients then differ from the reference (programs already
+catching another mutation are tried first, so CI replays few). A pass off by
+default (`mutate.ENABLING`) is evaluated turned on. Prints a table: pass,
+mutation, programs it fired on, caught at (the program's index in the draw);
+``--write`` saves the catching programs for tests/scan/test_oracle_mutations.py.
+About 10 minutes.
 """
 from __future__ import annotations
 
@@ -22,109 +26,152 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 os.environ.setdefault("BPTT_CHECK_IR", "1")
 
-from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
-from hypothesis import seed as hseed  # noqa: E402
+import json  # noqa: E402
 
 
-def draw_programs(count, seed, restrict):
-    from tests.scan.oracle.strategy import programs
+def draw_programs(count):
+    """The first `count` programs `test_programs_py` draws in CI, in its order.
+
+    Runs that very test (so its strategy, settings and derandomized seed, which
+    hypothesis takes from the test's source) with the comparison replaced by a
+    collector: the draw cannot drift from CI's.
+    """
+    from tests.scan import test_oracle
 
     out = []
-
-    @hseed(seed)
-    @settings(max_examples=count, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @given(programs(restrict=restrict))
-    def collect(prog):
-        out.append(prog)
-
-    collect()
-    return out
+    keep = test_oracle._assert_agree
+    test_oracle._assert_agree = lambda prog, **_: out.append(prog)
+    try:
+        test_oracle.test_programs_py()
+    finally:
+        test_oracle._assert_agree = keep
+    return out[:count]
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--count", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--count", type=int, default=None,
+                    help="first programs of CI's draw (default: all test_programs_py draws)")
     ap.add_argument("--tries", type=int, default=25, help="firing programs tried per pass")
-    ap.add_argument("--restrict", default="")
     ap.add_argument("--only", default="", help="comma-separated pass names")
-    ap.add_argument("--reuse-forward", action="store_true",
-                    help="turn config.reuse_forward on (scan_reuse_forward is off by default)")
+    ap.add_argument("--save", default="", help="write the fired sets and the catches (JSON)")
+    ap.add_argument("--write", default="",
+                    help="write the catching programs as a Python module (caught.py)")
+    ap.add_argument("--fired", default="",
+                    help="a --save file of an earlier run: evaluate only the programs on "
+                         "which a pass of --only fired there")
     args = ap.parse_args(argv)
-    if args.reuse_forward:
-        from bptt.config import config
-        config.reuse_forward = True
 
     from bptt.compile.passes import pm
     from tests.scan.oracle import mutate
-    from tests.scan.oracle.build import input_values, make_values
-    from tests.scan.oracle.check import _close, _graph, _run, _tolerance, no_rewrites
 
     t0 = time.time()
-    restrict = tuple(r for r in args.restrict.split(",") if r)
-    progs = draw_programs(args.count, args.seed, restrict)
-    cases = []     # (index, prog, built, named, args, values, ref, fired)
-    for k, prog in enumerate(progs):
-        values = make_values(prog)
-        try:
-            b, named = _graph(prog, values, grads=True, second=False)
-            call = input_values(prog, values)
-            with no_rewrites():
-                ref = _run(b, named, call, "PY", values)
-            with mutate.tracking() as fired:
-                got = _run(b, named, call, "PY", values)
-        except Exception as exc:  # noqa: BLE001
-            print(f"program {k}: skipped ({type(exc).__name__}: {str(exc)[:100]})")
-            continue
-        if not _agree(got, ref, _tolerance(prog), _close):
-            print(f"program {k}: rewritten != reference without any mutation: skipped")
-            continue
-        cases.append((k, prog, b, named, call, values, ref, set(fired)))
-    print(f"{len(cases)} programs evaluated in {time.time() - t0:.0f} s")
+    progs = draw_programs(args.count)
+    print(f"{len(progs)} programs drawn (CI's draw)")
+    only = [n for n in args.only.split(",") if n]
+    wanted = None
+    if args.fired:
+        with open(args.fired) as fh:
+            earlier = json.load(fh)["fired"]
+        wanted = {int(k) for k, names in earlier.items() if not only or set(names) & set(only)}
+    cases = _evaluate(progs, wanted, lambda: mutate.enabled(None))
+    print(f"{len(cases)} programs evaluated in {time.time() - t0:.0f} s", flush=True)
 
     names = list(dict.fromkeys(pm.names()))
-    if args.only:
-        names = [n for n in names if n in args.only.split(",")]
-    rows = []
+    if only:
+        names = [n for n in names if n in only]
+    rows, chosen = [], set()
     for name in names:
-        firing = [c for c in cases if name in c[7]]
-        mutations = [("values it writes off by 1e-3 / 1", lambda: mutate.corrupting(name))]
-        if name in mutate.TARGETED:
-            mutations.append((mutate.TARGETED[name].__doc__.split(":")[0].strip(),
-                              mutate.TARGETED[name]))
-        for label, make in mutations:
-            pool = firing
+        if name in mutate.ENABLING:   # off by default: the draw evaluated again with it on
+            print(f"{name} is off by default: evaluating the programs with it on", flush=True)
+            firing = [c for c in _evaluate(progs, wanted, lambda: mutate.enabled(name))
+                      if name in c[3]]
+        else:
+            firing = [c for c in cases if name in c[3]]
+        # programs already catching another mutation first: the CI test then replays fewer
+        for kind, make in mutate.mutations(name):
+            # a targeted bug of a pass that edits no graph of the draw acts on every graph
+            pool = firing if firing or kind != "targeted" else cases
+            pool = sorted(pool, key=lambda c: (c[0] not in chosen, c[0]))[:args.tries]
             caught, tried = None, 0
-            for k, prog, b, named, call, values, ref, _ in pool[:args.tries]:
+            for k, ev, ref, _ in pool:
                 tried += 1
-                try:
-                    with make():
-                        got = _run(b, named, call, "PY", values)
-                except Exception:  # noqa: BLE001 - a crash is caught too
+                if mutate.caught(ev, ref, make):
                     caught = k
                     break
-                if not _agree(got, ref, _tolerance(prog), _close):
-                    caught = k
-                    break
-            rows.append((name, label, len(firing), tried, caught))
-            print(f"{name:<26} {label[:50]:<50} fired on {len(firing):4d}  "
+            if caught is not None:
+                chosen.add(caught)
+            rows.append((name, kind, mutate.describe(make), len(firing), tried, caught))
+            print(f"{name:<32} {kind:<8} fired on {len(firing):4d}  "
                   f"caught at {caught if caught is not None else '-'} (tried {tried})", flush=True)
     print("\n| pass | mutation | fired on (programs) | caught at program |")
     print("| --- | --- | --- | --- |")
-    for name, label, n, tried, caught in rows:
+    for name, kind, label, n, tried, caught in rows:
         print(f"| {name} | {label} | {n} | {caught if caught is not None else 'NOT CAUGHT'} |")
-    missed = [r[0] for r in rows if r[4] is None]
+    missed = [(r[0], r[1]) for r in rows if r[5] is None]
     print(f"\n{len(rows)} mutations, {len(rows) - len(missed)} caught; not caught: {missed} "
           f"({time.time() - t0:.0f} s)")
+    if args.save:
+        with open(args.save, "w") as fh:
+            json.dump({"fired": {c[0]: sorted(c[3]) for c in cases},
+                       "rows": rows}, fh, indent=1)
+    if args.write:
+        with open(args.write, "w") as fh:
+            fh.write(_module(rows, progs))
     return 0
 
 
-def _agree(got, ref, tol, close):
-    (vals, sh), (rvals, rsh) = got, ref
-    if any(not close(g, r, *tol) for g, r in zip(vals, rvals)):
-        return False
-    return rsh is None or close(sh, rsh, *tol)
+def _evaluate(progs, wanted, context):
+    """[(index, Evaluation, reference result, passes that fired)] of the programs of
+    `progs` (those in `wanted` when given) whose rewritten run agrees with the reference,
+    the rewritten run made in the context `context()` gives."""
+    from tests.scan.oracle import mutate
+    from tests.scan.oracle.check import Evaluation, agree
+
+    cases = []
+    for k, prog in enumerate(progs):
+        if wanted is not None and k not in wanted:
+            continue
+        try:
+            ev = Evaluation(prog)
+            ref = ev.reference()
+            with context(), mutate.tracking() as fired:
+                got = ev.run()
+        except Exception as exc:  # noqa: BLE001
+            print(f"program {k}: skipped ({type(exc).__name__}: {str(exc)[:300]})")
+            continue
+        if not agree(got, ref, prog):
+            print(f"program {k}: rewritten != reference without any mutation: skipped")
+            continue
+        cases.append((k, ev, ref, set(fired)))
+    return cases
+
+
+def _module(rows, progs):
+    """The Python of tests/scan/oracle/caught.py for `rows`."""
+    from tests.scan.oracle.program import pretty
+
+    used = sorted({r[5] for r in rows if r[5] is not None})
+    lines = [f'"""{CAUGHT_DOC}"""', "from .program import E, NonSeq, Out, Program, Seq", "",
+             "#: (pass, mutation, index in test_programs_py's draw of the program catching it,",
+             "#: programs of the draw on which the pass fired)", "CATCHES = ["]
+    lines += [f"    ({name!r}, {kind!r}, {caught}, {n})," for name, kind, _, n, _, caught in rows
+              if caught is not None]
+    lines += ["]", "", "#: index in test_programs_py's draw -> the program", "PROGRAMS = {"]
+    for k in used:
+        lines.append(f"    {k}: " + pretty(progs[k], 4) + ",")
+    lines += ["}", ""]
+    return "\n".join(lines)
+
+
+CAUGHT_DOC = """The programs of CI's oracle draw that catch each broken rewrite pass.
+
+Written by ``tools/scan_oracle_mutations.py --write tests/scan/oracle/caught.py``
+(do not edit by hand): for each pass of `bptt.compile.passes.pm` and each of its
+mutations (`mutate.mutations`), the first program of `test_programs_py`'s draw,
+among those on which the pass fires, whose outputs or gradients the broken pass
+makes wrong. tests/scan/test_oracle_mutations.py replays them.
+"""
 
 
 if __name__ == "__main__":

@@ -199,3 +199,143 @@ SOAK_SHAPE_CYCLE = Program(
 
 def test_soak_shape_cycle_program_agrees():
     _assert_agree(SOAK_SHAPE_CYCLE, modes=("PY",), second=True)
+
+
+#: program 49 of test_programs_py's draw with scan_reuse_forward on: the rebuilt forward loop's
+#: outputs had a more precise static shape (a constant n_steps) than the old ones, and the
+#: pass replaced them with FunctionGraph.replace, which demands equal types
+REUSE_STATIC_SHAPE = Program(
+    seqs=(Seq(shape=('H', 'H'), taps=(-3,)),),
+    outs=(
+        Out(
+            kind='nit_sot',
+            taps=(),
+            shape=('H', 'H'),
+            expr=E(
+                'sub',
+                (E('leaf', (), 'o1@-1', ('H',)), E('leaf', (), 's0@-3', ('H', 'H'))),
+                None,
+                ('H', 'H'),
+            ),
+            use='last',
+        ),
+        Out(
+            kind='mit_sot',
+            taps=(-3, -1),
+            shape=('H',),
+            expr=E(
+                'tanh',
+                (
+                    E(
+                        'add',
+                        (
+                            E(
+                                'reverse',
+                                (
+                                    E(
+                                        'incsub',
+                                        (
+                                            E('leaf', (), 'o1@-1', ('H',)),
+                                            E(
+                                                'sum',
+                                                (E('leaf', (), 's0@-3', ('H', 'H')),),
+                                                None,
+                                                (),
+                                            ),
+                                        ),
+                                        -1,
+                                        ('H',),
+                                    ),
+                                ),
+                                None,
+                                ('H',),
+                            ),
+                            E('leaf', (), 'o1@-1', ('H',)),
+                        ),
+                        None,
+                        ('H',),
+                    ),
+                ),
+                None,
+                ('H',),
+            ),
+            use='none',
+        ),
+        Out(
+            kind='sit_sot',
+            taps=(-1,),
+            shape=('H',),
+            expr=E(
+                'tanh',
+                (
+                    E(
+                        'add',
+                        (
+                            E(
+                                'mul',
+                                (
+                                    E(
+                                        'add',
+                                        (
+                                            E('leaf', (), 'o2@-1', ('H',)),
+                                            E(
+                                                'index',
+                                                (E('leaf', (), 's0@-3', ('H', 'H')),),
+                                                -1,
+                                                ('H',),
+                                            ),
+                                        ),
+                                        None,
+                                        ('H',),
+                                    ),
+                                    E(
+                                        'dot',
+                                        (
+                                            E(
+                                                'dot',
+                                                (
+                                                    E('leaf', (), 's0@-3', ('H', 'H')),
+                                                    E('leaf', (), 's0@-3', ('H', 'H')),
+                                                ),
+                                                None,
+                                                ('H', 'H'),
+                                            ),
+                                            E(
+                                                'dot',
+                                                (
+                                                    E('leaf', (), 's0@-3', ('H', 'H')),
+                                                    E('leaf', (), 'o1@-1', ('H',)),
+                                                ),
+                                                None,
+                                                ('H',),
+                                            ),
+                                        ),
+                                        None,
+                                        ('H',),
+                                    ),
+                                ),
+                                None,
+                                ('H',),
+                            ),
+                            E('leaf', (), 'o2@-1', ('H',)),
+                        ),
+                        None,
+                        ('H',),
+                    ),
+                ),
+                None,
+                ('H',),
+            ),
+            use='last',
+        ),
+    ),
+    n_steps=('const', -4),
+    steps=0,
+    go_backwards=True,
+    seed=309,
+)
+
+
+def test_reuse_forward_static_shape_program_agrees():
+    with mutate.reuse_forward_on():
+        _assert_agree(REUSE_STATIC_SHAPE, modes=("PY",))

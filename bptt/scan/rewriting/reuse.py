@@ -48,7 +48,7 @@ import numpy as np
 
 from ...config import config
 from ...graph.basic import Constant
-from ...graph.rewriting import graph_pass
+from ...graph.rewriting import graph_pass, replace_checked
 from ...graph.traversal import toposort
 from ...tensor.elemwise import Elemwise
 from ...tensor.math import Dot
@@ -235,15 +235,22 @@ def _reuse(fgraph, bwd, fwd):
         fargs.add_nit_sot(memo[v], fargs.n_steps, label=f"recorded for the gradient: {v}")
     replacements, new_fwd = rebuild(fwd, fargs)
     recorded = list(new_fwd.op.info.outer_out_nit_sot)[-len(saved):]
-    fgraph.replace_all(list(replacements.items()), reason=NAME)
+    _replace(fgraph, replacements)
     bargs = ScanArgs.from_node(bwd)
     reads = {v: bargs.add_seq(getitem(new_fwd.outputs[k], slice(None, None, -1)),
                               inner_type=v.type)
              for v, k in zip(saved, recorded)}
     bargs.replace_inner(reads)
     replacements, _ = rebuild(bwd, bargs)
-    fgraph.replace_all(list(replacements.items()), reason=NAME)
+    _replace(fgraph, replacements)
     return True
+
+
+def _replace(fgraph, replacements):
+    # a rebuilt loop's outputs may have a more precise static shape than the old ones
+    # (a constant n_steps): replace_checked accepts those, FunctionGraph.replace does not
+    for old, new in replacements.items():
+        replace_checked(fgraph, old, new, NAME)
 
 
 @graph_pass(NAME)

@@ -64,6 +64,16 @@ def _close(got, want, rtol, atol):
     return bool(np.allclose(got, want, rtol=rtol, atol=atol * scale, equal_nan=True))
 
 
+def agree(got, ref, prog):
+    """True when two `_run` results (values, shared value) of `prog` are equal within its
+    tolerance."""
+    tol = _tolerance(prog)
+    (vals, shared), (ref_vals, ref_shared) = got, ref
+    if any(not _close(g, r, *tol) for g, r in zip(vals, ref_vals)):
+        return False
+    return ref_shared is None or _close(shared, ref_shared, *tol)
+
+
 def _error(stage, exc):
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-4))
     return Mismatch(stage, f"{type(exc).__name__}: {str(exc)[:400]}", tb)
@@ -122,6 +132,23 @@ def _run(b, named, args, mode, values):
         b.shared.set_value(np.array(values["shared"]))
     got = f(*args)
     return got, (None if b.shared is None else b.shared.get_value())
+
+
+class Evaluation:
+    """`prog` built once with its gradients (no second order), run on request: the
+    reference (no rewrites) and the rewritten function, in PY mode by default."""
+
+    def __init__(self, prog):
+        self.prog, self.values = prog, make_values(prog)
+        self.built, self.named = _graph(prog, self.values, grads=True, second=False)
+        self.args = input_values(prog, self.values)
+
+    def run(self, mode="PY"):
+        return _run(self.built, self.named, self.args, mode, self.values)
+
+    def reference(self):
+        with no_rewrites():
+            return self.run()
 
 
 def check_program(prog, modes=("PY", "NUMBA"), grads=True, second=False, fd=False):

@@ -24,6 +24,7 @@ merge may fuse with the first.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 #: the ops an expression node may hold: name -> number of children
@@ -187,3 +188,50 @@ class Program:
         """Finite differences apply: no kink, no until (a condition can flip), no truncation."""
         return (self.until is None and self.truncate == -1
                 and not any(op in self.ops() for op in KINKED))
+
+
+def pretty(obj, indent=0, width=96):
+    """`obj` (a Program, E, Seq, ... or a tuple of them) as evaluable Python, a line per
+    field or item where one line would pass `width`; fields at their default are left out."""
+    flat = _flat(obj)
+    if indent + len(flat) <= width or not isinstance(obj, (tuple, list)) \
+            and not dataclasses.is_dataclass(obj):
+        return flat
+    pad = " " * (indent + 4)
+    if dataclasses.is_dataclass(obj):
+        parts = [_named(f, pretty(v, indent + 4, width), obj) for f, v in _fields(obj)]
+        open_, close = f"{type(obj).__name__}(", ")"
+    else:
+        parts = [pretty(v, indent + 4, width) for v in obj]
+        open_, close = ("(", ")") if isinstance(obj, tuple) else ("[", "]")
+    return open_ + "\n" + "".join(pad + p + ",\n" for p in parts) + " " * indent + close
+
+
+def _named(f, text, obj):
+    return text if isinstance(obj, E) else f"{f.name}={text}"
+
+
+def _fields(obj):
+    """(field, value) of `obj`'s shown fields whose value is not the default (every field
+    of an `E`, which is written positionally)."""
+    if isinstance(obj, E):
+        return [(f, getattr(obj, f.name)) for f in dataclasses.fields(obj)]
+    out = []
+    for f in dataclasses.fields(obj):
+        v = getattr(obj, f.name)
+        if not f.repr:
+            continue
+        if f.default is not dataclasses.MISSING and v == f.default or \
+                f.default_factory is not dataclasses.MISSING and v == f.default_factory():
+            continue
+        out.append((f, v))
+    return out
+
+
+def _flat(obj):
+    if dataclasses.is_dataclass(obj):
+        return (f"{type(obj).__name__}("
+                + ", ".join(_named(f, _flat(v), obj) for f, v in _fields(obj)) + ")")
+    if isinstance(obj, tuple):
+        return "(" + ", ".join(map(_flat, obj)) + ("," if len(obj) == 1 else "") + ")"
+    return repr(obj)
