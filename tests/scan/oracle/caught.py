@@ -20,11 +20,11 @@ CATCHES = [
     ('scan_remove_unused', 'corrupt', 2, 273),
     ('scan_inner', 'corrupt', 208, 88),
     ('scan_pushout_last_step', 'corrupt', 49, 29),
-    ('scan_reuse_forward', 'corrupt', 10, 25),
+    ('scan_reuse_forward', 'corrupt', 49, 27),
     ('scan_pushout_non_seqs', 'corrupt', 0, 132),
     ('scan_pushout_invariant_nit_sots', 'corrupt', 27, 48),
     ('scan_pushout_invariant_nit_sots', 'targeted', 64, 48),
-    ('scan_pushout_seqs', 'corrupt', 27, 69),
+    ('scan_pushout_seqs', 'corrupt', 27, 88),
     ('scan_pushout_accumulators', 'corrupt', 160, 7),
     ('scan_merge', 'corrupt', 27, 39),
     ('scan_merge_outputs', 'corrupt', 84, 18),
@@ -41,11 +41,12 @@ CATCHES = [
     ('fuse_elemwise', 'corrupt', 2, 288),
     ('reduce_of_elemwise', 'corrupt', 0, 256),
     ('gemm_inplace', 'corrupt', 2, 69),
-    ('scan_inner_gemm', 'corrupt', 0, 266),
-    ('scan_nit_sot_into_seq', 'corrupt', 2, 130),
+    ('scan_inner_gemm', 'corrupt', 0, 264),
+    ('scan_nit_sot_into_seq', 'corrupt', 2, 116),
     ('scan_chunk_seq_products', 'corrupt', 88, 22),
     ('scan_seq_into_buffer', 'corrupt', 27, 47),
     ('inplace_elemwise', 'corrupt', 2, 216),
+    ('inplace_inc_subtensor', 'corrupt', 2, 248),
     ('remove_dead_code', 'targeted', 0, 0),
 ]
 
@@ -184,169 +185,6 @@ PROGRAMS = {
         cost='cube',
         wrt=(0, 7, 4, 5, 1, 6, 2, 3),
         seed=6408,
-    ),
-    10: Program(
-        seqs=(Seq(shape=('K',), taps=(0, 3, -2), extra=1),),
-        outs=(
-            Out(
-                kind='sit_sot',
-                taps=(-1,),
-                shape=('H', 'H'),
-                expr=E(
-                    'tanh',
-                    (
-                        E(
-                            'add',
-                            (
-                                E(
-                                    'dot',
-                                    (
-                                        E(
-                                            'dot',
-                                            (
-                                                E(
-                                                    'dot',
-                                                    (
-                                                        E('leaf', (), 'o1@-3', ('H', 'K')),
-                                                        E(
-                                                            'transpose',
-                                                            (
-                                                                E(
-                                                                    'leaf',
-                                                                    (),
-                                                                    'o1@-3',
-                                                                    ('H', 'K'),
-                                                                ),
-                                                            ),
-                                                            None,
-                                                            ('K', 'H'),
-                                                        ),
-                                                    ),
-                                                    None,
-                                                    ('H', 'H'),
-                                                ),
-                                                E(
-                                                    'dot',
-                                                    (
-                                                        E('leaf', (), 'o1@-3', ('H', 'K')),
-                                                        E(
-                                                            'transpose',
-                                                            (
-                                                                E(
-                                                                    'leaf',
-                                                                    (),
-                                                                    'o1@-3',
-                                                                    ('H', 'K'),
-                                                                ),
-                                                            ),
-                                                            None,
-                                                            ('K', 'H'),
-                                                        ),
-                                                    ),
-                                                    None,
-                                                    ('H', 'H'),
-                                                ),
-                                            ),
-                                            None,
-                                            ('H', 'H'),
-                                        ),
-                                        E(
-                                            'dot',
-                                            (
-                                                E('leaf', (), 'o0@-1', ('H', 'H')),
-                                                E(
-                                                    'sigmoid',
-                                                    (E('leaf', (), 'o0@-1', ('H', 'H')),),
-                                                    None,
-                                                    ('H', 'H'),
-                                                ),
-                                            ),
-                                            None,
-                                            ('H', 'H'),
-                                        ),
-                                    ),
-                                    None,
-                                    ('H', 'H'),
-                                ),
-                                E('leaf', (), 'o0@-1', ('H', 'H')),
-                            ),
-                            None,
-                            ('H', 'H'),
-                        ),
-                    ),
-                    None,
-                    ('H', 'H'),
-                ),
-            ),
-            Out(
-                kind='mit_sot',
-                taps=(-3,),
-                shape=('H', 'K'),
-                expr=E(
-                    'tanh',
-                    (
-                        E(
-                            'add',
-                            (
-                                E(
-                                    'scale',
-                                    (E('leaf', (), 'o1@-3', ('H', 'K')),),
-                                    0.5,
-                                    ('H', 'K'),
-                                ),
-                                E('leaf', (), 'o1@-3', ('H', 'K')),
-                            ),
-                            None,
-                            ('H', 'K'),
-                        ),
-                    ),
-                    None,
-                    ('H', 'K'),
-                ),
-            ),
-        ),
-        n_steps=('sym', 0),
-        go_backwards=True,
-        truncate=2,
-        shared=(
-            ('H',),
-            E(
-                'add',
-                (
-                    E('scale', (E('leaf', (), 'sh', ('H',)),), 0.5, ('H',)),
-                    E(
-                        'add',
-                        (
-                            E(
-                                'dot',
-                                (
-                                    E('leaf', (), 'o0@-1', ('H', 'H')),
-                                    E('leaf', (), 'sh', ('H',)),
-                                ),
-                                None,
-                                ('H',),
-                            ),
-                            E(
-                                'incsub',
-                                (
-                                    E('leaf', (), 'sh', ('H',)),
-                                    E('sum', (E('leaf', (), 'o0@-1', ('H', 'H')),), None, ()),
-                                ),
-                                -1,
-                                ('H',),
-                            ),
-                        ),
-                        None,
-                        ('H',),
-                    ),
-                ),
-                None,
-                ('H',),
-            ),
-        ),
-        cost='half_sq',
-        sizes=(1, 3),
-        seed=143,
     ),
     27: Program(
         seqs=(
