@@ -47,6 +47,13 @@
     and for a larger one the cores the other processes leave free, so a busy machine
     runs every product on one thread (bptt/link/blas_threads.py). ``n`` runs every
     product on ``n`` threads. Read at every call: no recompilation.
+``compile_in_background``
+    Default of `bptt.function`'s ``compile_in_background`` (``BPTT_COMPILE_IN_BACKGROUND=1``;
+    off by default): a NUMBA function not in the disk cache runs in PY mode while a
+    child process compiles it, when a core is idle for the child, then switches to the
+    compiled code (bptt/compile/background.py). Off by default because the first calls'
+    values are then PY mode's (equal to rounding, not bit for bit) and a script that
+    exits early spends a core on a compile it never uses.
 """
 from __future__ import annotations
 

@@ -92,14 +92,9 @@ def main():
     updates = nn.adam(nn.clip_by_global_norm(grads, 1.0), model.params(), learning_rate=0.01)
     updates[state[0]], updates[state[1]] = h_n, c_n     # truncated BPTT: carry the state
     t0, c0 = time.perf_counter(), time.process_time()
-    train = bptt.function([x, y], loss, updates=updates, name="train_step",
-                          compile_in_background=True)
-    where = ("in PY mode while a child process compiles it with numba (the bar says so "
-             "until the compiled step takes over)" if train.running_mode == "PY"
-             else "compiled by numba")
-    print(f"build the training step: {time.perf_counter() - t0:.1f} s "
-          f"({time.process_time() - c0:.1f} s of CPU; disk cache "
-          f"{bptt.config.cache_dir or 'off'}); it runs {where}\n")
+    train = bptt.function([x, y], loss, updates=updates, name="train_step")
+    print(f"compile the training step (numba; disk cache {bptt.config.cache_dir or 'off'}): "
+          f"{time.perf_counter() - t0:.1f} s ({time.process_time() - c0:.1f} s of CPU)\n")
 
     windows = list(nn.data.stream_windows(ids, BATCH, WINDOW))[:STEPS]
     hist = nn.fit(train, windows, tokens=BATCH * WINDOW, desc="train")
@@ -107,8 +102,7 @@ def main():
     first, last = bits[:10].mean(), bits[-20:].mean()
     print(f"\nbits per character: first 10 steps {first:.2f} -> last 20 steps {last:.2f} "
           f"(unigram entropy of the text {unigram:.2f}); {len(windows)} steps in "
-          f"{hist.seconds:.1f} s, {1e3 * hist.seconds / len(windows):.1f} ms per step; "
-          f"the last step ran {'compiled' if train.running_mode == 'NUMBA' else 'in PY mode'}")
+          f"{hist.seconds:.1f} s, {1e3 * hist.seconds / len(windows):.1f} ms per step")
     if not last < min(first, unigram) - 0.3:
         sys.exit("demo: the loss did not fall as expected")
 
