@@ -253,20 +253,24 @@ def test_grad_through_a_scan_updated_shared_variable():
 
 
 def test_excluding_a_theano_scan_optimization_excludes_bptt_s_pass():
-    """Theano's test_merge excludes the sequence push-out to see maps merged, not removed."""
+    """Theano's test_merge excludes the sequence push-out; so does bptt's mode: the
+    product of each row stays in the step instead of leaving the loop."""
     from bptt.compat.theano.compile.mode import get_mode
     from bptt.scan import Scan
+    from bptt.tensor.math import Dot
 
-    x = T.dvector("x")
-    sx, _ = theano.scan(lambda s: s + 1, sequences=[x])
+    X, W = T.dmatrix("X"), T.dmatrix("W")
+    hs, _ = theano.scan(lambda s: T.tanh(T.dot(s, W)), sequences=[X])
     plain = get_mode("FAST_COMPILE")
     kept = plain.excluding("scanOp_pushout_seqs_ops", "a_tag_bptt_has_no_pass_for")
     assert kept.excluded_passes == ("scan_pushout_seqs",) and plain.excluded_passes == ()
-    for mode, loops in ((plain, 0), (kept, 1)):
-        f = theano.function([x], sx, mode=mode)
-        nodes = f.maker.fgraph.toposort()
-        assert sum(isinstance(n.op, Scan) for n in nodes) == loops
-        np.testing.assert_array_equal(f([1.0, 2.0]), [2.0, 3.0])
+    args = [np.arange(6.0).reshape(3, 2) / 10, np.eye(2)]
+    for mode, dots_in_step in ((plain, 0), (kept, 1)):
+        f = theano.function([X, W], hs, mode=mode)
+        (loop,) = [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Scan)]
+        step = loop.op.fn.maker.fgraph.toposort()
+        assert sum(isinstance(n.op, Dot) for n in step) == dots_in_step
+        np.testing.assert_allclose(f(*args), np.tanh(args[0]))
 
 
 def test_maker_fgraph_is_a_read_only_view_of_the_compiled_graph():

@@ -52,8 +52,10 @@ TRIAGE = {
         "rewrite", "dot(h_t + s_tm1, W) pushed out, where the state s only copies the previous "
                    "row h_{t-1}: bptt keeps such a state a state"),
     "test_remove_stuff": (
-        "design", "the backward loop of 2 * m_t is vectorized, as in Theano, but keeps the "
-                  "loop's check of the cotangent's length: a second Shape_i, which it counts"),
+        "rewrite", "a loop computing its outputs row by row from its sequences (the backward "
+                   "loop of 2 * m_t) replaced by whole-array operations: bptt keeps the loop"),
+    "test_while1": (
+        "rewrite", "a map of x_t + 2 replaced by whole-array operations: bptt keeps the loop"),
     "test_alloc_inputs3": (
         "design", "zeros_like of a specify_shape'd input is a constant: the input is unused"),
     # -- differences by design ----------------------------------------------------

@@ -27,12 +27,6 @@ Four node rewriters on `Scan`, each building the new node with `ScanArgs`:
     at the same speed) and would cost a T-long temporary. Loops with
     ``until`` are left alone: the executed steps are not known before the
     loop, and computing all ``n_steps`` rows could be far more work.
-    The same pass then computes outside any nit_sot whose step value is
-    such a row-wise graph, elementwise work included: its stack is the
-    T-long output the loop would fill anyway
-    (`scan_pushout_row_wise_nit_sots`). A loop left without outputs goes:
-    a map of ``x_t + 2``, or the backward loop of ``2 * m_t``, is its
-    vectorized graph, which later passes fuse with their neighbours.
 
 `scan_pushout_accumulators`
     A sit_sot ``acc_t = acc_{t-1} + f_t`` that nothing else in the step
@@ -72,8 +66,6 @@ Four node rewriters on `Scan`, each building the new node with `ScanArgs`:
     ``n_steps`` or a constant >= 1.
 """
 from __future__ import annotations
-
-import numpy as np
 
 from ...graph.basic import Constant
 from ...graph.replace import clone_replace
@@ -235,38 +227,6 @@ def _outer_of_invariant(args):
     return outer
 
 
-def _row_wise_stacks(fgraph, op, args):
-    """Every step value computed row by row from sequence rows and invariants, stacked.
-
-    Returns (stacked, origin, nodes, computes): inner variable -> its value for
-    the first ``n_steps`` steps at once (sequence rows included), inner
-    variable -> the `SeqOrigin` it derives from, the step nodes stacked (in
-    order) and those among them that contain a product.
-    """
-    inv, _ = _invariants(op, args)
-    stacked = {v: _first_rows(fgraph, o, args.n_steps)
-               for v, o in zip(args.inner_in_seqs, args.outer_in_seqs)}
-    origin = {v: args.seq_origins[k] for k, v in enumerate(args.inner_in_seqs)}
-    outer_inv = _outer_of_invariant(args)
-    nodes, computes = [], set()
-    for n in _inner_nodes(op):
-        stacker = _STACKERS.get(type(n.op))
-        if stacker is None or len(n.outputs) != 1 or is_stateful(n):
-            continue
-        if not any(i in stacked for i in n.inputs) or \
-                not all(i in stacked or i in inv or isinstance(i, Constant) for i in n.inputs):
-            continue
-        out = stacker(n, stacked, outer_inv)
-        if out is None:
-            continue
-        stacked[n.outputs[0]] = out
-        origin[n.outputs[0]] = next(origin[i] for i in n.inputs if i in origin)
-        nodes.append(n)
-        if isinstance(n.op, Dot) or any(i.owner in computes for i in n.inputs):
-            computes.add(n)
-    return stacked, origin, nodes, computes
-
-
 @node_rewriter([Scan])
 def scan_pushout_seqs(fgraph, node):
     """Compute step nodes that read only sequence rows and invariants for all steps at once."""
@@ -274,7 +234,28 @@ def scan_pushout_seqs(fgraph, node):
     if op.info.as_while:
         return None
     args = ScanArgs.from_node(node)
-    stacked, origin, moved_nodes, computes = _row_wise_stacks(fgraph, op, args)
+    inv, _ = _invariants(op, args)
+    n_steps = args.n_steps
+    stacked = {v: _first_rows(fgraph, o, n_steps)
+               for v, o in zip(args.inner_in_seqs, args.outer_in_seqs)}
+    origin = {v: args.seq_origins[k] for k, v in enumerate(args.inner_in_seqs)}
+    outer_inv = _outer_of_invariant(args)
+    moved_nodes, computes = [], set()
+    for n in _inner_nodes(op):
+        stacker = _STACKERS.get(type(n.op))
+        if stacker is None or len(n.outputs) != 1 or is_stateful(n):
+            continue
+        if not any(i in stacked for i in n.inputs) or \
+                not all(i in stacked or i in inv for i in n.inputs):
+            continue
+        out = stacker(n, stacked, outer_inv)
+        if out is None:
+            continue
+        stacked[n.outputs[0]] = out
+        origin[n.outputs[0]] = next(origin[i] for i in n.inputs if i in origin)
+        moved_nodes.append(n)
+        if isinstance(n.op, Dot) or any(i.owner in computes for i in n.inputs):
+            computes.add(n)
     moved = [v for v in _frontier(moved_nodes, set(moved_nodes), _readers(op))
              if v.owner in computes]
     if not moved:
@@ -598,89 +579,10 @@ def scan_pushout_invariant_nit_sots(fgraph, node):
     return repl
 
 
-@node_rewriter([Scan])
-def scan_pushout_row_wise_nit_sots(fgraph, node):
-    """A nit_sot computed row by row from sequence rows and invariants is computed outside.
-
-    Its step value is the graph `scan_pushout_seqs` stacks (Elemwise, Dot,
-    DimShuffle; here elementwise work too, since the stack is the T-long
-    output the loop would fill anyway), built once for the first ``n_steps``
-    rows; the nit_sot leaves the loop, and a loop left without outputs is
-    gone (a map of ``x_t + 2``, the backward loop of ``2 * m_t``). Loops with
-    ``until``, nit_sots whose length input is not ``n_steps``, and loops whose
-    run-time checks of their sequences could fail (`_checks_cannot_fail`) are
-    left alone: the loop raises the error that names the sequence.
-    """
-    op = node.op
-    if op.info.as_while:
-        return None
-    args = ScanArgs.from_node(node)
-    if not _checks_cannot_fail(fgraph, args):
-        return None
-    stacked, _, _, _ = _row_wise_stacks(fgraph, op, args)
-    pushed = {k: (y, args.outer_out_nit_sot[k])
-              for k, (y, length) in enumerate(zip(args.inner_out_nit_sot, args.outer_in_nit_sot))
-              if y in stacked and _same_count(length, args.n_steps)}
-    if not pushed:
-        return None
-    repl = {}
-    for y, out in pushed.values():
-        value = stacked[y]
-        if value.type.shape != out.type.shape:   # x[:2] of an x of unknown length: (2, ...)
-            value = _with_static_shape(value, out.type.shape)
-        if not can_replace(out, value):
-            return None
-        repl[out] = _checked_lengths(fgraph, args, value, op.info.label)
-    mark_moved_out(fgraph, node, {y: repl[out] for y, out in pushed.values()})
-    for k in sorted(pushed, reverse=True):
-        args.remove("nit_sot", k)
-    if _has_outputs(args):
-        repl.update(rebuild(node, args)[0])
-    return repl
-
-
-def _checks_cannot_fail(fgraph, args):
-    """Whether every user's sequence is provably ``n_steps`` rows long, with no taps past 0
-    (the loop checks a sequence is long enough for its taps' span, naming it)."""
-    for s, o in zip(args.outer_in_seqs, args.seq_origins):
-        if o is not None and (o.span or _first_rows(fgraph, s, args.n_steps) is not s):
-            return False
-    return True
-
-
-def _checked_lengths(fgraph, args, value, label):
-    """`value`, after the check the loop made of the sequences bptt derived (gradients,
-    push-outs): at least ``n_steps`` rows, where the graph does not prove it."""
-    n = args.n_steps
-    for k, (s, o) in enumerate(zip(args.outer_in_seqs, args.seq_origins)):
-        if o is None and _first_rows(fgraph, s, n) is not s:
-            rows = shape_i(s, 0)
-            msg = f"{label}: sequence {k} has {{}} rows, but the loop runs {{}} steps"
-            value = check(value, ge(rows, n), msg, rows, n)
-    return value
-
-
-def _with_static_shape(value, shape):
-    """`value` typed with the static sizes of `shape` it lacks (checked when it runs)."""
-    from ...tensor.shape import specify_shape
-
-    sizes = [s if s is not None else v for s, v in zip(shape, value.type.shape)]
-    return specify_shape(value, sizes)
-
-
-def _same_count(a, b):
-    """Whether two int scalars are one variable or equal constants."""
-    if isinstance(a, Constant) and isinstance(b, Constant):
-        return bool(np.asarray(a.data) == np.asarray(b.data))
-    return a is b
-
-
 scan_pushout_last_step_pass = InToOut([scan_pushout_last_step], name="scan_pushout_last_step")
 scan_pushout_invariant_nit_sots_pass = InToOut([scan_pushout_invariant_nit_sots],
                                                name="scan_pushout_invariant_nit_sots")
 scan_pushout_non_seqs_pass = InToOut([scan_pushout_non_seqs], name="scan_pushout_non_seqs")
-# One pass: the outputs the sequence push-out leaves row-wise leave the loop with it.
-scan_pushout_seqs_pass = InToOut([scan_pushout_seqs, scan_pushout_row_wise_nit_sots],
-                                 name="scan_pushout_seqs")
+scan_pushout_seqs_pass = InToOut([scan_pushout_seqs], name="scan_pushout_seqs")
 scan_pushout_accumulators_pass = InToOut([scan_pushout_accumulators],
                                          name="scan_pushout_accumulators")
