@@ -45,6 +45,20 @@ def test_pad_sequences_and_batches():
     assert y.shape == (3, 3)
 
 
+def test_stdlib_text_is_the_sorted_sources_cut_at_kb():
+    import glob
+    import os
+    import sysconfig
+
+    text = data.stdlib_text(300)
+    assert len(text) == 300_000 and text == data.stdlib_text(300)
+    first = sorted(glob.glob(os.path.join(sysconfig.get_paths()["stdlib"], "*.py")))[0]
+    with open(first, encoding="utf-8", errors="replace") as f:
+        head = f.read()
+    assert text.startswith(head[:1000])
+    assert data.stdlib_text(2) == text[:2000]
+
+
 def test_fit_checkpoint_plot(tmp_path):
     model = nn.Dense(2, 1, rng=0, dtype="float64")
     x, y = T.matrix("x"), T.matrix("y")
