@@ -97,3 +97,20 @@ def test_fit_stops_on_nan():
 
 
 fit_calls = []
+
+
+class _CompilingStep:
+    """A step that reports PY code running in a NUMBA function, as while the
+    background compile runs."""
+
+    mode, running_mode = "NUMBA", "PY"
+
+    def __call__(self, x):
+        return 2.0
+
+
+def test_fit_bar_shows_loss_tokens_and_the_running_code(capsys):
+    nn.fit(_CompilingStep(), [(0,)] * 10, tokens=64, progress=True, desc="bar")
+    shown = capsys.readouterr().err
+    assert "loss=2.0000" in shown and "tok/s=" in shown
+    assert "mode=PY while numba compiles" in shown
