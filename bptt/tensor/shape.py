@@ -452,6 +452,8 @@ class ValueToSizes(Op):
     dimension): linear in the value, so its R_op applies it to the value's
     direction, and the sizes are the output's shape and carry no gradient."""
 
+    abstract = True
+
     def R_op(self, inputs, eval_points):
         if eval_points[0] is None:
             from .basic import zeros_like
