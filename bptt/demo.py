@@ -12,11 +12,8 @@ character.
 """
 from __future__ import annotations
 
-import glob
 import math
-import os
 import sys
-import sysconfig
 import time
 
 import numpy as np
@@ -33,14 +30,7 @@ VOCAB = ["\n"] + [chr(c) for c in range(32, 127)] + ["?"]
 
 def stdlib_ids(kb):
     """The standard library's top-level sources as character ids (printable ASCII)."""
-    text, size = [], 0
-    for path in sorted(glob.glob(os.path.join(sysconfig.get_paths()["stdlib"], "*.py"))):
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text.append(f.read())
-        size += len(text[-1])
-        if size >= kb * 1000:
-            break
-    codes = np.frombuffer("".join(text)[:kb * 1000].encode("ascii", "replace"), np.uint8)
+    codes = np.frombuffer(nn.data.stdlib_text(kb).encode("ascii", "replace"), np.uint8)
     lut = np.full(256, len(VOCAB) - 1, dtype="int64")
     lut[10], lut[32:127] = 0, np.arange(1, 96)
     return lut[codes]

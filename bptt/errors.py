@@ -21,6 +21,25 @@ class DisconnectedInputError(ValueError):
     """`grad` was asked for an input the cost does not depend on."""
 
 
+def report_disconnected(message, policy, stacklevel):
+    """Raise `message` as a DisconnectedInputError or warn with it, as `policy`
+    ("raise", "warn" or "ignore") says; `stacklevel` counts from the caller."""
+    if policy == "raise":
+        raise DisconnectedInputError(message)
+    if policy == "warn":
+        import warnings
+
+        warnings.warn(message, stacklevel=stacklevel + 1)
+
+
+def report_disconnected_wrt(i, w, policy, stacklevel):
+    """`report_disconnected` for `grad`'s input ``wrt[i]``, `w`, that the cost does not
+    depend on."""
+    report_disconnected(f"grad: the cost does not depend on wrt[{i}], {w.describe()}; pass "
+                        "disconnected_inputs='ignore' (or 'warn') if this is expected",
+                        policy, stacklevel + 1)
+
+
 class NullTypeGradError(TypeError):
     """A gradient that does not exist was requested."""
 

@@ -17,10 +17,8 @@ on the held-out text), prints a sample and saves the weights.
 from __future__ import annotations
 
 import argparse
-import glob
 import math
 import os
-import sysconfig
 import time
 
 import numpy as np
@@ -32,18 +30,6 @@ from bptt.nn import data
 
 VOCAB = ["\n"] + [chr(c) for c in range(32, 127)] + ["\ufffd"]  # printable ASCII, unknown
 INDEX = {ch: i for i, ch in enumerate(VOCAB)}
-
-
-def stdlib_text(kb):
-    """The standard library's top-level sources, sorted, up to `kb` kilobytes."""
-    parts, size = [], 0
-    for path in sorted(glob.glob(os.path.join(sysconfig.get_paths()["stdlib"], "*.py"))):
-        with open(path, encoding="utf-8", errors="replace") as f:
-            parts.append(f.read())
-        size += len(parts[-1])
-        if size >= kb * 1000:
-            break
-    return "".join(parts)[:kb * 1000]
 
 
 def encode(text):
@@ -152,7 +138,7 @@ def main():
     p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     args = p.parse_args()
 
-    text = stdlib_text(args.kb)
+    text = data.stdlib_text(args.kb)
     ids = encode(text)
     cut = int(len(ids) * 0.95)
     train_ids, test_ids = ids[:cut], ids[cut:]

@@ -17,7 +17,7 @@ the R{.} operator after which `R_op` is named.
 """
 from __future__ import annotations
 
-from ..errors import DisconnectedInputError, NullTypeGradError
+from ..errors import NullTypeGradError, report_disconnected
 from ..graph.basic import Variable
 from ..graph.op import Op
 from ..graph.traversal import ancestors, toposort
@@ -164,14 +164,9 @@ def _zeros(out):
 
 
 def _disconnected(k, out, policy, mode):
-    import warnings
-
-    msg = (f"Rop: f[{k}], {out.describe()}, does not depend on any wrt variable; pass "
-           "disconnected_outputs='ignore' (or 'warn') if this is expected")
-    if policy == "raise":
-        raise DisconnectedInputError(msg)
-    if policy == "warn":
-        warnings.warn(msg, stacklevel=3)
+    report_disconnected(f"Rop: f[{k}], {out.describe()}, does not depend on any wrt variable; "
+                        "pass disconnected_outputs='ignore' (or 'warn') if this is expected",
+                        policy, stacklevel=3)
     if mode == "zero":
         return _zeros(out)
     if mode == "None":

@@ -12,9 +12,7 @@ ignored, and `grad` with respect to one returns float zeros (Theano's rule).
 """
 from __future__ import annotations
 
-import warnings
-
-from ..errors import DisconnectedInputError, NullTypeGradError
+from ..errors import NullTypeGradError, report_disconnected_wrt
 from ..graph.basic import Variable
 from ..graph.traversal import ancestors, toposort
 from .types import is_disconnected, is_undefined, undefined_grad
@@ -190,12 +188,7 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise",
             results.append(zeros_like(w, dtype=config.floatX))
             continue
         if w not in set(ancestors(list(seeds))) or w not in store:
-            msg = (f"grad: the cost does not depend on wrt[{i}], {w.describe()}; pass "
-                   "disconnected_inputs='ignore' (or 'warn') if this is expected")
-            if disconnected_inputs == "raise":
-                raise DisconnectedInputError(msg)
-            if disconnected_inputs == "warn":
-                warnings.warn(msg, stacklevel=2)
+            report_disconnected_wrt(i, w, disconnected_inputs, stacklevel=2)
         results.append(_disconnected_result(w, return_disconnected))
     _check_ir(results)
     return results if was_list else results[0]

@@ -14,14 +14,22 @@ initial state of the next (truncated BPTT with the state carried)::
 
 `padded_batches` groups variable-length sequences into minibatches padded
 to the longest, with a ``(T, B)`` mask of 1 at real steps and 0 at padding.
+
+`stdlib_text` is a text every machine with Python has: the standard
+library's own source, for language-model examples with nothing to download.
 """
 from __future__ import annotations
+
+import glob
+import os
+import sysconfig
 
 import numpy as np
 
 from .init import as_rng
 
-__all__ = ["stream_windows", "n_stream_windows", "pad_sequences", "padded_batches"]
+__all__ = ["stream_windows", "n_stream_windows", "pad_sequences", "padded_batches",
+           "stdlib_text"]
 
 
 def _streams(data, batch_size):
@@ -136,3 +144,17 @@ def padded_batches(sequences, targets=None, batch_size=32, shuffle=True, rng=Non
             yield x, mask, np.asarray(picked)
         else:
             yield x, mask, pad_sequences(picked, value=value, length=len(x))[0]
+
+
+def stdlib_text(kb):
+    """The first `kb` kilobytes (thousands of characters) of the Python standard
+    library's top-level ``.py`` sources in sorted file order. The text depends on
+    the Python version; undecodable bytes read as U+FFFD."""
+    parts, size = [], 0
+    for path in sorted(glob.glob(os.path.join(sysconfig.get_paths()["stdlib"], "*.py"))):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            parts.append(f.read())
+        size += len(parts[-1])
+        if size >= kb * 1000:
+            break
+    return "".join(parts)[:kb * 1000]

@@ -49,6 +49,26 @@ def _count(tokens, batch):
     return int(tokens(batch)) if callable(tokens) else int(tokens)
 
 
+def _finite_loss(loss, n, epoch, bar):
+    """`loss` as a float; a FloatingPointError naming the step if it is not finite."""
+    loss = float(loss)
+    if not math.isfinite(loss):
+        bar.close()
+        raise FloatingPointError(f"fit: the loss is {loss} at step {n} (epoch {epoch + 1}); "
+                                 f"lower the learning rate or clip the gradients")
+    return loss
+
+
+def _bar_fields(hist, step, tokens, toks, t0):
+    """The progress bar's fields: the running loss, tokens/s, and which code runs."""
+    fields = {"loss": f"{np.mean(hist.losses[-50:]):.4f}"}
+    if tokens is not None:
+        fields["tok/s"] = f"{toks / max(time.perf_counter() - t0, 1e-9):,.0f}"
+    if getattr(step, "running_mode", None) != getattr(step, "mode", None):
+        fields["mode"] = "PY while numba compiles"   # compile_in_background
+    return fields
+
+
 def fit(step, batches, epochs=1, *, tokens=None, evaluate=None, eval_every=None,
         lr=None, schedule=None, before_epoch=None, module=None, checkpoint=None,
         updates=None, plot=None, progress=True, total=None, desc="train"):
@@ -107,23 +127,11 @@ def fit(step, batches, epochs=1, *, tokens=None, evaluate=None, eval_every=None,
         for batch in bar:
             if schedule is not None:
                 schedule.apply(lr, n)
-            loss = float(step(*batch))
-            if not math.isfinite(loss):
-                bar.close()
-                raise FloatingPointError(f"fit: the loss is {loss} at step {n} (epoch "
-                                         f"{epoch + 1}); lower the learning rate or clip the "
-                                         f"gradients")
-            hist.losses.append(loss)
+            hist.losses.append(_finite_loss(step(*batch), n, epoch, bar))
             n += 1
             toks += _count(tokens, batch)
             if n % 10 == 0 or n == 1:
-                rate = toks / max(time.perf_counter() - t0, 1e-9)
-                post = {"loss": f"{np.mean(hist.losses[-50:]):.4f}"}
-                if tokens is not None:
-                    post["tok/s"] = f"{rate:,.0f}"
-                if getattr(step, "running_mode", None) != getattr(step, "mode", None):
-                    post["mode"] = "PY while numba compiles"   # compile_in_background
-                bar.set_postfix(post, refresh=False)
+                bar.set_postfix(_bar_fields(hist, step, tokens, toks, t0), refresh=False)
             if evaluate is not None and eval_every and n % eval_every == 0:
                 run_eval(bar)
         bar.close()

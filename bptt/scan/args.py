@@ -73,24 +73,9 @@ class ScanArgs:
         a.seq_origins = list(op.seq_origins) if op.seq_origins else [None] * info.n_seqs
         rows = info.buffer_rows or (None,) * info.n_states
         for b, r in zip(info.buffers, rows):
-            k = b.kind
-            getattr(a, f"{k}_rows").append(r)    # ring length (save-mem) or None
-            getattr(a, f"outer_in_{k}").append(ins[b.outer_input])
-            getattr(a, f"outer_out_{k}").append(outs[b.outer_output])
-            ins_inner = [ii[i] for i in b.inner_inputs]
-            outs_inner = [io[o] for o in b.inner_outputs]
-            if k == "sit_sot":
-                a.inner_in_sit_sot.append(ins_inner[0])
-                a.inner_out_sit_sot.append(outs_inner[0])
-            elif k == "mit_sot":
-                a.inner_in_mit_sot.append(ins_inner)
-                a.inner_out_mit_sot.append(outs_inner[0])
-                a.mit_sot_in_slices.append(info.mit_sot_in_slices[b.index])
-            else:
-                a.inner_in_mit_mot.append(ins_inner)
-                a.inner_out_mit_mot.append(outs_inner)
-                a.mit_mot_in_slices.append(info.mit_mot_in_slices[b.index])
-                a.mit_mot_out_slices.append(info.mit_mot_out_slices[b.index])
+            getattr(a, f"{b.kind}_rows").append(r)    # ring length (save-mem) or None
+            a.add_buffer(info, b, ins[b.outer_input], outs[b.outer_output],
+                         [ii[i] for i in b.inner_inputs], [io[o] for o in b.inner_outputs])
         a.outer_in_nit_sot = [ins[i] for i in info.outer_in_nit_sot]
         a.inner_out_nit_sot = [io[o] for o in info.inner_out_nit_sot]
         a.outer_out_nit_sot = [outs[j] for j in info.outer_out_nit_sot]
@@ -138,6 +123,25 @@ class ScanArgs:
         if self.cond is not None:
             self.cond = get(self.cond)
         self.labels = {get(v): label for v, label in self.labels.items()}
+
+    def add_buffer(self, info, b, outer_in, outer_out, inner_ins, inner_outs):
+        """Append a state of `b`'s kind, with the taps `info` gives buffer `b`: its initial
+        buffer and outer output, its inner tap inputs and inner outputs."""
+        k = b.kind
+        getattr(self, f"outer_in_{k}").append(outer_in)
+        getattr(self, f"outer_out_{k}").append(outer_out)
+        if k == "sit_sot":
+            self.inner_in_sit_sot.append(inner_ins[0])
+            self.inner_out_sit_sot.append(inner_outs[0])
+        elif k == "mit_sot":
+            self.inner_in_mit_sot.append(inner_ins)
+            self.inner_out_mit_sot.append(inner_outs[0])
+            self.mit_sot_in_slices.append(info.mit_sot_in_slices[b.index])
+        else:
+            self.inner_in_mit_mot.append(inner_ins)
+            self.inner_out_mit_mot.append(inner_outs)
+            self.mit_mot_in_slices.append(info.mit_mot_in_slices[b.index])
+            self.mit_mot_out_slices.append(info.mit_mot_out_slices[b.index])
 
     def add_non_seq(self, outer, inner_type=None):
         """Append `outer` as a non-sequence; return its new inner input (of `inner_type`)."""

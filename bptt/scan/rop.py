@@ -174,22 +174,8 @@ def _add_states(args, op, inputs, evs, carrying, tangent, step_tangents, where):
         for o in b.inner_outputs:
             t = step_tangents[o]
             outs.append(t if t is not None else zeros_like(op.inner_outputs[o]))
-        kind = b.kind
-        getattr(args, f"outer_in_{kind}").append(init)
-        getattr(args, f"outer_out_{kind}").append(None)
-        if kind == "sit_sot":
-            args.inner_in_sit_sot.append(ins[0])
-            args.inner_out_sit_sot.append(outs[0])
-        elif kind == "mit_sot":
-            args.inner_in_mit_sot.append(ins)
-            args.inner_out_mit_sot.append(outs[0])
-            args.mit_sot_in_slices.append(info.mit_sot_in_slices[b.index])
-        else:
-            args.inner_in_mit_mot.append(ins)
-            args.inner_out_mit_mot.append(outs)
-            args.mit_mot_in_slices.append(info.mit_mot_in_slices[b.index])
-            args.mit_mot_out_slices.append(info.mit_mot_out_slices[b.index])
-        where[b.outer_output] = (kind, len(getattr(args, f"outer_in_{kind}")) - 1)
+        args.add_buffer(info, b, init, None, ins, outs)
+        where[b.outer_output] = (b.kind, len(getattr(args, f"outer_in_{b.kind}")) - 1)
 
 
 def _add_nit_sots(args, op, inputs, step_tangents, where):

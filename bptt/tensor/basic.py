@@ -8,6 +8,7 @@ from ..graph.basic import Apply, Constant
 from ..graph.op import Op
 from . import scalar_ops as so
 from .elemwise import Elemwise
+from .shape import ValueToSizes
 from .type import TensorType, _check_dtype, as_tensor_variable
 
 _casts = {}
@@ -40,7 +41,7 @@ def zero_grad(x):
     return _zero_grad(x)
 
 
-class Alloc(Op):
+class Alloc(ValueToSizes):
     """An array of the given shape filled with (a broadcast of) `value`."""
 
     __props__ = ()
@@ -76,16 +77,6 @@ class Alloc(Op):
         return [sum_to(output_grads[0], shape_tuple(value))] + \
             [disconnected_grad() for _ in inputs[1:]]
 
-    def R_op(self, inputs, eval_points):
-        if eval_points[0] is None:
-            return [zeros_like(self(*inputs))]
-        return [self(eval_points[0], *inputs[1:])]
-
-    def connection_pattern(self, node):
-        return [[True]] + [[False] for _ in node.inputs[1:]]
-
-    def infer_shape(self, fgraph, node, input_shapes):
-        return [tuple(node.inputs[1:])]
 
 
 def _as_dim(d):

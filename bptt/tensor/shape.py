@@ -143,6 +143,16 @@ def _static_entries(vec, n):
     return (None,) * n
 
 
+def _checked_shape_vector(shp, ndim, what):
+    """`shp` as a variable, if it is an integer vector that may have `ndim` entries."""
+    shp = as_tensor_variable(shp)
+    if shp.ndim != 1 or shp.type.shape[0] not in (None, ndim) or \
+            shp.dtype.startswith("float") or shp.dtype == "bool":
+        raise TypeError(f"{what}: expected an integer shape vector of length {ndim}, "
+                        f"got {shp.type}")
+    return shp
+
+
 class Reshape(Op):
     """Reshape to a shape vector of length `ndim` (one entry may be -1)."""
 
@@ -153,11 +163,7 @@ class Reshape(Op):
 
     def make_node(self, x, shp):
         x = as_tensor_variable(x)
-        shp = as_tensor_variable(shp)
-        if shp.ndim != 1 or shp.type.shape[0] not in (None, self.ndim) or \
-                shp.dtype.startswith("float") or shp.dtype == "bool":
-            raise TypeError(f"Reshape: expected an integer shape vector of length {self.ndim}, "
-                            f"got {shp.type}")
+        shp = _checked_shape_vector(shp, self.ndim, "Reshape")
         entries = _static_entries(shp, self.ndim)
         if sum(e == -1 for e in entries) > 1 or any(e is not None and e < -1 for e in entries):
             raise ValueError(f"reshape: invalid shape {entries} (at most one -1, no other "
@@ -400,11 +406,7 @@ class BroadcastTo(Op):
 
     def make_node(self, x, shp):
         x = as_tensor_variable(x)
-        shp = as_tensor_variable(shp)
-        if shp.ndim != 1 or shp.type.shape[0] not in (None, self.ndim) or \
-                shp.dtype.startswith("float") or shp.dtype == "bool":
-            raise TypeError(f"broadcast_to: expected an integer shape vector of length "
-                            f"{self.ndim}, got {shp.type}")
+        shp = _checked_shape_vector(shp, self.ndim, "broadcast_to")
         if x.ndim > self.ndim:
             raise ValueError(f"broadcast_to: cannot broadcast {x.type} to {self.ndim} dims")
         xs = (1,) * (self.ndim - x.ndim) + x.type.shape
@@ -445,7 +447,28 @@ def broadcast_to(x, shp):
     return BroadcastTo(vec.type.shape[0])(x, vec)
 
 
-class SumTo(Op):
+class ValueToSizes(Op):
+    """An op of a value and the output's sizes (int64 scalars, one per output
+    dimension): linear in the value, so its R_op applies it to the value's
+    direction, and the sizes are the output's shape and carry no gradient."""
+
+    abstract = True
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            from .basic import zeros_like
+
+            return [zeros_like(self(*inputs))]
+        return [self(eval_points[0], *inputs[1:])]
+
+    def connection_pattern(self, node):
+        return [[True]] + [[False] for _ in node.inputs[1:]]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [tuple(node.inputs[1:])]
+
+
+class SumTo(ValueToSizes):
     """Sum `g` down to a run-time shape given by its sizes (int64 scalars, the
     last ``len(dims)`` dimensions of `g`): leading extra dimensions are summed
     away, and so is every dimension whose target size is 1 where `g`'s is not.
@@ -485,18 +508,6 @@ class SumTo(Op):
         return [broadcast_to(output_grads[0], shape(g))] + \
             [disconnected_grad() for _ in inputs[1:]]
 
-    def R_op(self, inputs, eval_points):
-        if eval_points[0] is None:
-            from .basic import zeros_like
-
-            return [zeros_like(self(*inputs))]
-        return [self(eval_points[0], *inputs[1:])]
-
-    def connection_pattern(self, node):
-        return [[True]] + [[False] for _ in node.inputs[1:]]
-
-    def infer_shape(self, fgraph, node, input_shapes):
-        return [tuple(node.inputs[1:])]
 
 
 def _as_size(d):

@@ -231,6 +231,9 @@ def test_grad_of_an_integer_cost_is_zero():
     np.testing.assert_array_equal(theano.function([x], g, mode="PY")([1.0, 3.0]), [0.0, 0.0])
     with pytest.raises(bptt.DisconnectedInputError):   # as for a float cost
         T.grad(T.argmax(x), T.dvector("unrelated"))
+    with pytest.warns(UserWarning, match="'unrelated'") as record:
+        T.grad(T.argmax(x), T.dvector("unrelated"), disconnected_inputs="warn")
+    assert record[0].filename == __file__   # the warning names the caller's line
 
 
 def test_a_scan_state_no_step_reads_is_a_disconnected_input_as_in_theano():

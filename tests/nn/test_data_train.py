@@ -45,6 +45,20 @@ def test_pad_sequences_and_batches():
     assert y.shape == (3, 3)
 
 
+def test_stdlib_text_is_the_sorted_sources_cut_at_kb():
+    import glob
+    import os
+    import sysconfig
+
+    text = data.stdlib_text(300)
+    assert len(text) == 300_000 and text == data.stdlib_text(300)
+    first = sorted(glob.glob(os.path.join(sysconfig.get_paths()["stdlib"], "*.py")))[0]
+    with open(first, encoding="utf-8", errors="replace") as f:
+        head = f.read()
+    assert text.startswith(head[:1000])
+    assert data.stdlib_text(2) == text[:2000]
+
+
 def test_fit_checkpoint_plot(tmp_path):
     model = nn.Dense(2, 1, rng=0, dtype="float64")
     x, y = T.matrix("x"), T.matrix("y")
@@ -83,3 +97,20 @@ def test_fit_stops_on_nan():
 
 
 fit_calls = []
+
+
+class _CompilingStep:
+    """A step that reports PY code running in a NUMBA function, as while the
+    background compile runs."""
+
+    mode, running_mode = "NUMBA", "PY"
+
+    def __call__(self, x):
+        return 2.0
+
+
+def test_fit_bar_shows_loss_tokens_and_the_running_code(capsys):
+    nn.fit(_CompilingStep(), [(0,)] * 10, tokens=64, progress=True, desc="bar")
+    shown = capsys.readouterr().err
+    assert "loss=2.0000" in shown and "tok/s=" in shown
+    assert "mode=PY while numba compiles" in shown

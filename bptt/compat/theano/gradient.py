@@ -41,8 +41,7 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise",
 def _integer_cost_grad(cost, wrt, disconnected_inputs):
     """Zeros for every `wrt` entry the integer `cost` depends on; the others are
     disconnected, as for a float cost."""
-    import warnings
-
+    from bptt.errors import report_disconnected_wrt
     from bptt.graph.traversal import ancestors
     from bptt.tensor import zeros_like
 
@@ -51,12 +50,7 @@ def _integer_cost_grad(cost, wrt, disconnected_inputs):
     out = []
     for i, w in enumerate([wrt] if single else wrt):
         if w not in reached:
-            msg = (f"grad: the cost does not depend on wrt[{i}], {w.describe()}; pass "
-                   "disconnected_inputs='ignore' (or 'warn') if this is expected")
-            if disconnected_inputs == "raise":
-                raise DisconnectedInputError(msg)
-            if disconnected_inputs == "warn":
-                warnings.warn(msg, stacklevel=3)
+            report_disconnected_wrt(i, w, disconnected_inputs, stacklevel=3)
         out.append(zeros_like(w))
     return out[0] if single else out
 
