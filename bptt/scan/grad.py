@@ -28,15 +28,16 @@ step s, row s holds the finished cotangent of the state forward step t
 wrote, and rows s+3 and s+1 (the states step t read) receive their share.
 
 The stages build it, in this order (1-3 in `grad_step.py`, 10 in
-`grad_outer.py`), each with a diagram of the layout it consumes and produces: `_window` (which steps), `_active_states` (which
-states carry a cotangent), `_differentiate_step` and `_simplify_step` (the
-step's vector-Jacobian product), `_reuse_stored_values` and
-`_cheap_shape_references` (read stored rows instead of recomputing),
-`_feed_forward_values` and `_record_values` (where every forward value the
-backward step reads comes from), `_state_mit_mots`, `_nit_sot_cotangents`,
-`_sequence_nit_sots`, `_non_sequence_sit_sots` (the backward loop's
-variables), `_remove_unused_inputs` (clean-up) and `_outer_gradients` (back
-to the forward layout). docs/scan-gradient.md explains the semantics.
+`grad_outer.py`), each with a diagram of the layout it consumes and produces:
+`_window` (which steps), `_active_states` (which states carry a cotangent),
+`_differentiate_step` and `_simplify_step` (the step's vector-Jacobian
+product), `_reuse_stored_values` and `_cheap_shape_references` (read stored
+rows instead of recomputing), `_feed_forward_values` and `_record_values`
+(where every forward value the backward step reads comes from),
+`_state_mit_mots`, `_nit_sot_cotangents`, `_sequence_nit_sots`,
+`_non_sequence_sit_sots` (the backward loop's variables),
+`_remove_unused_inputs` (clean-up) and `_outer_gradients` (back to the forward
+layout). docs/scan-gradient.md explains the semantics.
 
 Semantics. ``truncate_gradient=k`` runs the backward loop over the last k
 executed steps only (Theano/PyTensor: earlier steps are not backpropagated,
