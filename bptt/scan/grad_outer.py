@@ -27,7 +27,7 @@ def _outer_gradients(node, output_grads, w, step, bw, results):
                                       ones a cotangent reaches into sit_sots)
         non-sequence w                last row of its sit_sot
     """
-    from ..grad.types import disconnected_grad, undefined_grad
+    from ..graph.gradient_types import disconnected_grad, undefined_grad
     from ..tensor.basic import zeros_like
     from ..tensor.subtensor import set_subtensor
 

@@ -21,7 +21,7 @@ def _is_float(v):
 
 
 def _has_cotangent(g):
-    from ..grad.types import is_disconnected
+    from ..graph.gradient_types import is_disconnected
 
     return g is not None and not is_disconnected(g) and _is_float(g)
 
