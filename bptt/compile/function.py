@@ -24,8 +24,8 @@ every shared variable as it was. The executor guarantees that no returned
 array shares memory with an argument, a shared value or another output.
 
 Threads: a function with updates holds the locks of the shared variables it
-updates (`sharedvalue.Container`) from reading them to writing their new
-values, so concurrent calls lose no update; a function without updates
+updates (`bptt.tensor.sharedvar.Container`) from reading them to writing
+their new values, so concurrent calls lose no update; a function without updates
 takes no lock.
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ from . import background
 from .io import split_inputs
 from .mode import excluded_rewrites, link, memo_key, optimize, recall, resolve_mode
 from .profiling import FunctionProfile
-from .sharedvalue import SharedVariable
+from ..tensor.sharedvar import SharedVariable
 
 
 def _describe(v):

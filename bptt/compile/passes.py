@@ -51,6 +51,7 @@ class PassManager:
 
     def run(self, fgraph, exclude=()):
         self.active_exclude = tuple(exclude)   # read by scan_inner for the step graphs
+        fgraph.excluded_passes = self.active_exclude
         for rw, _ in self.passes:
             if rw.name in exclude:
                 continue

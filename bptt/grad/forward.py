@@ -21,7 +21,7 @@ from ..errors import NullTypeGradError, report_disconnected
 from ..graph.basic import Variable
 from ..graph.op import Op
 from ..graph.traversal import ancestors, toposort
-from .types import disconnected_grad, is_disconnected
+from ..graph.gradient_types import disconnected_grad, is_disconnected
 
 
 def _is_float(v):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..errors import NullTypeGradError, report_disconnected_wrt
 from ..graph.basic import Variable
 from ..graph.traversal import ancestors, toposort
-from .types import is_disconnected, is_undefined, undefined_grad
+from ..graph.gradient_types import is_disconnected, is_undefined, undefined_grad
 
 
 def _is_float(v):
@@ -206,7 +206,7 @@ def _check_ir(results):
 
 def _disconnected_result(w, mode):
     from ..tensor.basic import zeros_like
-    from .types import disconnected_grad
+    from ..graph.gradient_types import disconnected_grad
 
     if mode == "zero":
         return zeros_like(w)

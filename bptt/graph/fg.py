@@ -24,7 +24,13 @@ class FunctionGraph:
     inputs, outputs : list of Variable
     clone : bool
         Work on a copy (default) so rewrites leave the caller's graph intact.
+
+    ``excluded_passes`` names the rewrite passes the pipeline skips on this
+    graph (set by the pipeline); a rewrite whose result depends on a later
+    pass running reads it.
     """
+
+    excluded_passes = ()
 
     def __init__(self, inputs, outputs, clone=True):
         inputs, outputs = list(inputs), list(outputs)

@@ -21,7 +21,7 @@ def _is_float(v):
 
 
 def _has_cotangent(g):
-    from ..grad.types import is_disconnected
+    from ..graph.gradient_types import is_disconnected
 
     return g is not None and not is_disconnected(g) and _is_float(g)
 
@@ -199,3 +199,8 @@ def _simplify(inputs, outputs, clone, same_shapes=()):
                    name="scan_grad_walk")
     Fixpoint([walk, merge], name="scan_grad_simplify").apply(fg)
     return list(fg.inputs), list(fg.outputs)
+
+
+def _shift(v, k):
+    """The step index `v` moved by the constant `k` (no node when `k` is 0)."""
+    return v if k == 0 else v + k

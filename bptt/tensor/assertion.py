@@ -61,7 +61,7 @@ class Check(Op):
         return [input_shapes[0]]
 
     def L_op(self, inputs, outputs, output_grads):
-        from ..grad.types import disconnected_grad
+        from ..graph.gradient_types import disconnected_grad
 
         return [output_grads[0]] + [disconnected_grad() for _ in inputs[1:]]
 

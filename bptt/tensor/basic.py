@@ -70,7 +70,7 @@ class Alloc(ValueToSizes):
         output_storage[0][0] = out
 
     def L_op(self, inputs, outputs, output_grads):
-        from ..grad.types import disconnected_grad
+        from ..graph.gradient_types import disconnected_grad
         from .shape import shape_tuple, sum_to
 
         value = inputs[0]

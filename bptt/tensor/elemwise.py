@@ -130,7 +130,7 @@ class Elemwise(Op):
 
     def L_op(self, inputs, outputs, output_grads):
         from .basic import zeros_like
-        from ..grad.types import disconnected_grad
+        from ..graph.gradient_types import disconnected_grad
 
         (g,) = output_grads
         grads = []

@@ -36,12 +36,12 @@ import numpy as np
 
 # The one upward import of this module: generator state is a shared
 # variable, and `SharedVariable` belongs to the compile layer.
-from ..compile.sharedvalue import SharedVariable, shared
 from ..config import config
 from ..graph.basic import Apply, Variable
 from ..graph.op import Op
 from ..graph.type import Type
 from .shape import _as_shape_vector, _static_entries
+from .sharedvar import SharedVariable, shared
 from .type import TensorType, _check_dtype, _is_weak, as_tensor_variable, upgrade_to_float
 
 NO_GRADIENT = ("sampling is not differentiable with respect to its parameters in bptt "

@@ -186,7 +186,7 @@ class Reshape(Op):
             raise ValueError(f"cannot reshape an array of shape {x.shape} to {tuple(shp)}") from exc
 
     def L_op(self, inputs, outputs, output_grads):
-        from ..grad.types import disconnected_grad
+        from ..graph.gradient_types import disconnected_grad
 
         x, _ = inputs
         return [reshape(output_grads[0], shape(x), ndim=x.ndim), disconnected_grad()]
@@ -423,7 +423,7 @@ class BroadcastTo(Op):
         output_storage[0][0] = np.broadcast_to(x, tuple(int(s) for s in shp)).copy()
 
     def L_op(self, inputs, outputs, output_grads):
-        from ..grad.types import disconnected_grad
+        from ..graph.gradient_types import disconnected_grad
 
         x, _ = inputs
         return [sum_to(output_grads[0], shape_tuple(x)), disconnected_grad()]
@@ -502,7 +502,7 @@ class SumTo(ValueToSizes):
         output_storage[0][0] = np.asarray(sum_to_shape(g, [int(d) for d in dims]), dtype=g.dtype)
 
     def L_op(self, inputs, outputs, output_grads):
-        from ..grad.types import disconnected_grad
+        from ..graph.gradient_types import disconnected_grad
 
         g = inputs[0]
         return [broadcast_to(output_grads[0], shape(g))] + \

@@ -467,7 +467,7 @@ class _IndexOp(Op):
         return [[True]] * n + [[False]] * (len(node.inputs) - n)
 
     def _index_grads(self, inputs):
-        from ..grad.types import disconnected_grad
+        from ..graph.gradient_types import disconnected_grad
 
         return [disconnected_grad() for _ in inputs[1 + self.n_values:]]
 

@@ -150,7 +150,7 @@ def test_constant_folding_leaves_alone(make):
 
 
 def _shared_of(out):
-    from bptt.compile.sharedvalue import SharedVariable
+    from bptt.tensor.sharedvar import SharedVariable
     from bptt.graph.traversal import graph_inputs
 
     return [v for v in graph_inputs([out]) if isinstance(v, SharedVariable)]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import bptt
 import bptt.tensor as T
 from bptt.grad import Lop
-from bptt.grad.types import DisconnectedType
+from bptt.graph.gradient_types import DisconnectedType
 from tests.conftest import MODES
 from tests.strategies import arrays
 

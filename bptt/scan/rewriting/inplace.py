@@ -49,40 +49,13 @@ from __future__ import annotations
 import dataclasses
 
 from ...graph.rewriting import InToOut, node_rewriter
+from ...tensor.rewriting.aliasing import fresh, may_alias
 from ..op import Scan
 
 NAME = "scan_nit_sot_into_seq"
 
 
 # -- the outer graph: a sequence whose rows die after their step ---------------------------
-def fresh(var):
-    """Whether both modes compute `var` into memory no other variable views."""
-    from ...tensor.basic import Alloc, Join
-    from ...tensor.composite import Composite
-    from ...tensor.elemwise import Elemwise
-    from ...tensor.scalar_ops import _Variadic
-    from ...tensor.subtensor import IncSubtensor
-
-    node = var.owner
-    if node is None or getattr(var.type, "ndim", 0) == 0:
-        return False
-    op = node.op
-    if isinstance(op, (Join, Alloc, IncSubtensor)):   # IncSubtensor writes into a copy of x
-        return True
-    if not isinstance(op, Elemwise) or getattr(op, "inplace", False) or len(node.outputs) != 1:
-        return False
-    # The reference `perform` returns an input itself for a one-input add/mul, an integer
-    # floor/round and an empty Composite; float ufunc results are always new arrays.
-    scalar, n_args = op.scalar_op, len(node.inputs)
-    if isinstance(scalar, Composite):
-        if not scalar.nodes:
-            return False
-        scalar, n_args = scalar.nodes[-1][0], len(scalar.nodes[-1][1])   # its result
-    if isinstance(scalar, _Variadic) and n_args == 1:
-        return False
-    return var.dtype.startswith(("float", "complex"))
-
-
 def _row_view(node):
     """Whether `node` is a Subtensor of slices of step 1 or -1 (rows stay disjoint regions)."""
     from ...tensor.subtensor import SliceSpec, Subtensor
@@ -250,30 +223,6 @@ def _only_reader(fgraph, node, j):
 
 
 # -- the step graph: who may alias the sequence row ------------------------------------------
-def _inner_fresh(var):
-    from ...tensor.math import Dot
-
-    return fresh(var) or (var.owner is not None and isinstance(var.owner.op, Dot))
-
-
-def _may_alias(out, inner_input):
-    """Whether `out` may share memory with `inner_input`.
-
-    Conservative: a value computed by an op that does not always allocate
-    (`fresh`, or a Dot) may be a view of any of its inputs.
-    """
-    stack, seen = [out], set()
-    while stack:
-        var = stack.pop()
-        if var is inner_input:
-            return True
-        if var in seen or var.owner is None or _inner_fresh(var):
-            continue
-        seen.add(var)
-        stack.extend(var.owner.inputs)
-    return False
-
-
 def nit_sot_aliases_row(op, k):
     """Whether nit_sot `k`'s step value may overlap its sequence row without being it.
 
@@ -284,7 +233,7 @@ def nit_sot_aliases_row(op, k):
         return False
     row = op.inner_inputs[op.info.inner_in_seqs[j]]
     out = op.inner_outputs[op.info.inner_out_nit_sot[k]]
-    return out is not row and _may_alias(out, row)
+    return out is not row and may_alias(out, row)
 
 
 def _step_allows(op, k, j):
@@ -302,7 +251,7 @@ def _step_allows(op, k, j):
     states |= {o for q, o in enumerate(info.inner_out_nit_sot) if info.nit_sot_sum(q)}
     mine = info.inner_out_nit_sot[k]
     return all(o in states or o == mine
-               for o, v in enumerate(op.inner_outputs) if _may_alias(v, row))
+               for o, v in enumerate(op.inner_outputs) if may_alias(v, row))
 
 
 def _length_is_n(node, k):

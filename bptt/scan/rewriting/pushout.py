@@ -345,11 +345,9 @@ def _last_row_readers(fgraph, var):
     return outs
 
 
-def _chunking():
-    """Whether `scan_chunk_accumulators` runs (else every accumulator is stacked, as before)."""
-    from ...compile.passes import pm
-
-    return "scan_chunk_accumulators" not in getattr(pm, "active_exclude", ())
+def _chunking(fgraph):
+    """Whether `scan_chunk_accumulators` runs on `fgraph` (else every accumulator is stacked)."""
+    return "scan_chunk_accumulators" not in fgraph.excluded_passes
 
 
 @node_rewriter([Scan])
@@ -364,7 +362,7 @@ def scan_pushout_accumulators(fgraph, node):
     readers = _readers(op)
     stacks = _Stacks(args)
     seqs = {v: k for k, v in enumerate(args.inner_in_seqs)}
-    chunking = _chunking()
+    chunking = _chunking(fgraph)
     done = []    # (sit_sot index, readers of acc[-1], outer sum placeholder expression)
     for j, (a_in, a_out) in enumerate(zip(args.inner_in_sit_sot, args.inner_out_sit_sot)):
         last = _last_row_readers(fgraph, args.outer_out_sit_sot[j])

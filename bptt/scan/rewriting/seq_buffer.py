@@ -55,8 +55,8 @@ from __future__ import annotations
 import dataclasses
 
 from ...graph.rewriting import InToOut, node_rewriter
+from ...tensor.rewriting.aliasing import may_alias
 from ..op import Scan
-from .inplace import _may_alias
 
 NAME = "scan_seq_into_buffer"
 
@@ -124,7 +124,7 @@ def _step_allows(op, s, j):
     mine = b.inner_outputs[0]
     if not _compatible(row.type, op.inner_outputs[mine].type):
         return False
-    return all(o == mine for o, v in enumerate(op.inner_outputs) if _may_alias(v, row))
+    return all(o == mine for o, v in enumerate(op.inner_outputs) if may_alias(v, row))
 
 
 def buffer_aliases_row(op, s):
@@ -137,7 +137,7 @@ def buffer_aliases_row(op, s):
         return False
     row = op.inner_inputs[op.info.inner_in_seqs[j]]
     out = op.inner_outputs[op.info.buffers[s].inner_outputs[0]]
-    return out is not row and _may_alias(out, row)
+    return out is not row and may_alias(out, row)
 
 
 def buffer_homes(fgraph, node):

@@ -20,11 +20,11 @@ proven (the gemm in-place rule of `blas.gemm_inplace`, for an elementwise loop):
   and ``bcast(B, rows of h0)``, equal only at run time;
 * its *base*, reached from it through `Reshape` only (every element of the
   base appears once in the reshaped array), is computed into fresh memory
-  (`scan.rewriting.inplace.fresh`, or a `Dot`/`Gemm`), and every variable
+  (`aliasing.fresh`, or a `Dot`/`Gemm`), and every variable
   from the base to input k has exactly one client, the next one: the node at
   position k alone reads it (no other position, view, reader or graph output);
 * no other input of the node may share memory with the base
-  (`scan.rewriting.inplace._may_alias`: implied by the single client, checked
+  (`aliasing.may_alias`: implied by the single client, checked
   anyway).
 
 The pass runs after every other rewrite (`bptt/compile/passes.py`), so no
@@ -35,11 +35,11 @@ allocates its output as before.
 from __future__ import annotations
 
 from ...graph.rewriting import InToOut, node_rewriter
-from ...scan.rewriting.inplace import _may_alias, fresh
 from ..blas import Gemm
 from ..elemwise import Elemwise
 from ..math import Dot
 from ..shape import Reshape
+from .aliasing import fresh, may_alias
 from .constant_folding import is_stateful
 
 
@@ -71,7 +71,7 @@ def _writable_input(fgraph, node):
         base = _fresh_base(fgraph, x, node, k)
         if base is None:
             continue
-        if not any(_may_alias(y, base) for j, y in enumerate(node.inputs) if j != k):
+        if not any(may_alias(y, base) for j, y in enumerate(node.inputs) if j != k):
             return k
     return None
 

@@ -15,11 +15,11 @@ copied once more before its rows are written::
 `inplace_inc_subtensor` sets ``inplace=True`` on the op when `x` is proven
 private, by the rule `inplace_elemwise` applies to an elementwise loop's
 input (`inplace_elemwise._fresh_base`): `x`, reached through `Reshape` only,
-is computed into fresh memory (`scan.rewriting.inplace.fresh`: `Alloc`,
+is computed into fresh memory (`aliasing.fresh`: `Alloc`,
 `Join`, an `IncSubtensor`, a new float elementwise result; or a `Dot`/`Gemm`),
 every variable from that base to `x` has exactly one client, the next one (no
 other reader, view or graph output), and neither the values nor an index may
-share memory with the base (`_may_alias`). An inplace write's own output is
+share memory with the base (`aliasing.may_alias`). An inplace write's own output is
 then the base's memory with no other reader, so the next write of a chain
 qualifies the same way. Both modes write into `x`: ``perform`` skips its
 ``x.copy()``, the numba kernel its ``c_copy(x)``.
@@ -31,8 +31,8 @@ the outer graph and on step graphs.
 from __future__ import annotations
 
 from ...graph.rewriting import InToOut, node_rewriter
-from ...scan.rewriting.inplace import _may_alias
 from ..subtensor import AdvancedIncSubtensor, IncSubtensor
+from .aliasing import may_alias
 from .inplace_elemwise import _fresh_base
 
 
@@ -44,7 +44,7 @@ def inplace_inc_subtensor(fgraph, node):
     if op.inplace or x.ndim == 0:
         return None
     base = _fresh_base(fgraph, x, node, 0)
-    if base is None or any(_may_alias(v, base) for v in node.inputs[1:]):
+    if base is None or any(may_alias(v, base) for v in node.inputs[1:]):
         return None
     twin = type(op)(op.idx_list, op.set_instead_of_inc, inplace=True)
     return twin.make_node(*node.inputs).outputs

@@ -1,10 +1,11 @@
 """Evaluate a `Program` every way and report where the ways disagree.
 
 1. `interpret` (NumPy, Theano's rules) gives the outputs and the shared value;
-2. bptt in PY mode with no rewrite at all (`no_rewrites`) must equal it, and is
-   the reference for the gradients (of a scalar cost of the returned outputs
-   with respect to every float input) and, on request, for a Hessian-vector
-   product (the gradient of ``<grad wrt the first input, v>``);
+2. bptt in PY mode with no rewrite at all (`tests.helpers.without_rewrites`)
+   must equal it, and is the reference for the gradients (of a scalar cost of
+   the returned outputs with respect to every float input) and, on request,
+   for a Hessian-vector product (the gradient of ``<grad wrt the first
+   input, v>``);
 3. bptt in PY and in NUMBA mode with every rewrite must equal the reference:
    outputs, shared value, gradients and second order, all from one compiled
    function per mode.
@@ -16,7 +17,6 @@ in any evaluation is a mismatch too, named by the stage that raised.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import traceback
 from dataclasses import dataclass
@@ -25,21 +25,10 @@ import numpy as np
 
 import bptt
 import bptt.tensor as T
-from bptt.config import config
 
+from ...helpers import without_rewrites
 from .build import build, input_values, make_values
 from .interpret import interpret
-
-
-@contextlib.contextmanager
-def no_rewrites():
-    """Compile with no rewrite pass at all, step graphs included (``config.rewrites`` off)."""
-    old = config.rewrites
-    config.rewrites = False
-    try:
-        yield
-    finally:
-        config.rewrites = old
 
 
 @dataclass
@@ -147,7 +136,7 @@ class Evaluation:
         return _run(self.built, self.named, self.args, mode, self.values)
 
     def reference(self):
-        with no_rewrites():
+        with without_rewrites():
             return self.run()
 
 
@@ -166,7 +155,7 @@ def check_program(prog, modes=("PY", "NUMBA"), grads=True, second=False, fd=Fals
         return [_error("build" if not grads else "grad", exc)]
     found = []
     try:
-        with no_rewrites():
+        with without_rewrites():
             ref, ref_shared = _run(b, named, args, "PY", values)
     except Exception as exc:  # noqa: BLE001
         return [_error("reference", exc)]

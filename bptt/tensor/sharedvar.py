@@ -19,7 +19,7 @@ import threading
 import numpy as np
 
 from ..graph.basic import Variable
-from ..tensor.type import TensorType, TensorVariable
+from .type import TensorType, TensorVariable
 
 
 _order = itertools.count()
@@ -124,7 +124,7 @@ def shared(value, name=None, borrow=False, shape=None):
     from ..config import config
 
     if isinstance(value, np.random.Generator):
-        from ..tensor.random import RandomGeneratorSharedVariable, RandomGeneratorType
+        from .random import RandomGeneratorSharedVariable, RandomGeneratorType
 
         return RandomGeneratorSharedVariable(RandomGeneratorType(), value, name, borrow)
     if isinstance(value, bool):

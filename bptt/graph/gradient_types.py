@@ -7,8 +7,8 @@ filters them out.
 """
 from __future__ import annotations
 
-from ..graph.basic import Variable
-from ..graph.type import Type
+from .basic import Variable
+from .type import Type
 
 
 class DisconnectedType(Type):
