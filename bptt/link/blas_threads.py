@@ -96,6 +96,7 @@ class _Load:
         self.cores = _cores()
         self.last = (time.monotonic(), _busy_cpu_seconds())
         self.others = self._from_loadavg()
+        self.measured = False      # `others` is the load average's guess until a sample
         self.due = 0.0
 
     def _from_loadavg(self):
@@ -111,8 +112,12 @@ class _Load:
         if before is None or after is None or now - then <= 0:
             self.others = self._from_loadavg()
             return
-        busy = (after[0] - before[0] - (after[1] - before[1])) / (now - then)
-        self.others = 0.5 * self.others + 0.5 * min(max(busy, 0.0), self.cores)
+        busy = min(max((after[0] - before[0] - (after[1] - before[1])) / (now - then), 0.0),
+                   self.cores)
+        # The load average trails the machine by minutes (a run that just ended still
+        # counts): the first measured interval replaces it instead of being averaged in.
+        self.others = 0.5 * self.others + 0.5 * busy if self.measured else busy
+        self.measured = True
 
 
 _load = _Load()

@@ -89,3 +89,18 @@ def test_products_are_equal_on_one_and_two_threads(idle):
     np.testing.assert_array_equal(results[0], results[1])
     np.testing.assert_array_equal(results[0], results[2])
     np.testing.assert_allclose(results[0], a @ b, rtol=1e-12, atol=1e-12)
+
+
+def test_the_first_measured_interval_replaces_the_load_average(monkeypatch):
+    """The load average lags by minutes: a run that just ended must not make an idle
+    machine look busy once /proc/stat has been sampled."""
+    readings = iter([(100.0, 5.0), (100.0, 5.0), (101.6, 5.0), (101.6, 5.0)])
+    monkeypatch.setattr(bt, "_busy_cpu_seconds", lambda: next(readings))
+    monkeypatch.setattr(bt.os, "getloadavg", lambda: (6.0, 6.0, 6.0))
+    load = bt._Load()
+    load.cores = 2
+    assert load.others == 2                    # the load average's guess: busy
+    load.sample(load.last[0] + 1.0)            # nothing else ran for a second
+    assert load.others == 0.0
+    load.sample(load.last[0] + 1.0)            # 1.6 cores busy over the next second
+    assert load.others == pytest.approx(0.8)   # later samples are averaged
