@@ -131,7 +131,7 @@ pm.add_pass(ScanInnerRewrite(lambda fg: _run_without_gemm(fg)),
 pm.add_pass(scan_pushout_last_step_pass, "an output read only at [-1] is computed once after the "
                                           "loop (before seq push-out would stack all T rows)")
 pm.add_pass(scan_reuse_forward, "a backward step reads the products its forward step computed "
-                                "(recorded as a nit_sot) instead of recomputing them (LSTM z)")
+                                "(recorded as a nit_sot) instead of recomputing them")
 pm.add_pass(scan_pushout_non_seqs_pass, "loop-invariant step work runs once, before the loop")
 pm.add_pass(scan_pushout_invariant_nit_sots_pass, "an output that is the same at every step is "
                                                   "its value repeated, outside the loop")
@@ -144,14 +144,14 @@ pm.add_pass(merge, "one node per value for the work pushed out of loops")
 pm.add_pass(scan_merge, "scans over the same steps that do not read each other are one loop "
                         "(after merge: their n_steps are one variable)")
 pm.add_pass(scan_merge_outputs_pass, "outputs of a scan storing the same rows are stored once "
-                                     "(the RNN backward cotangent read by dU, dW and db)")
+                                     "(a step cotangent read by several weight gradients)")
 pm.add_pass(scan_step_shapes, "step graphs know the sizes their outer inputs prove equal "
                               "(after the push-outs made them sequences): no SumTo that "
                               "changes nothing")
 pm.add_pass(scan_save_mem, "scan outputs read only at their last rows keep only those rows "
                            "(after merge: a ring scan no longer merges with its twin)")
 pm.add_pass(scan_fill_sequences_pass, "a sequence that is one value everywhere is a row "
-            "computed in the step (after save_mem made the LSTM's zeros cotangent of c one)")
+            "computed in the step (after save_mem: a state's zeros cotangent is one)")
 pm.add_pass(sequence_memory_pass, "no T-long array kept alive by an empty join, added into a "
             "zeros copy, or copied reversed across the backward loop for a weight gradient")
 pm.add_pass(scan_chunk_accumulators_pass, "weight gradients sum seq_t.T @ dpre_t in chunks of "
@@ -174,15 +174,15 @@ pm.add_pass(ScanInnerRewrite(lambda fg: _run_gemm_passes(fg), name="scan_inner_g
 pm.add_pass(scan_nit_sot_into_seq_pass, "a nit_sot is stored in the rows of a sequence nothing "
             "reads after its step (the backward cotangent in the loss cotangent's buffer)")
 pm.add_pass(scan_chunk_seq_products, "a product read as a sequence that nothing else keeps is "
-            "computed in chunks of steps in the loop: no T-long x @ W (the LSTM's x @ Wx); "
-            "but for one that a state buffer of its row shape will hold (the RNN's x @ U)")
+            "computed in chunks of steps in the loop: no T-long x @ W; but for one that a "
+            "state buffer of its row shape will hold (scan_seq_into_buffer)")
 pm.add_pass(scan_seq_into_buffer_pass, "a product read as a sequence is stored in the rows of "
-            "the state buffer step t writes over row t (the forward RNN's x @ U: one trace; after "
-            "scan_nit_sot_into_seq, which keeps the LSTM's z in its x @ Wx)")
+            "the state buffer step t writes over row t (one trace for both; after "
+            "scan_nit_sot_into_seq, which may store a nit_sot in that product)")
 pm.add_pass(inplace_elemwise_pass, "an elementwise loop writes into a fresh input nothing else "
-            "reads (last: no later rewrite sees the flag; the LSTM's x @ Wx + h @ Wh + b)")
+            "reads (last: no later rewrite sees the flag; x @ Wx + h @ Wh + b into x @ Wx)")
 pm.add_pass(inplace_inc_subtensor_pass, "a write into a region of a fresh buffer nothing else "
-            "reads skips the copy (the LSTM's gate cotangent: four writes into one zeros row)")
+            "reads skips the copy (gate cotangents: several writes into one zeros row)")
 pm.add_pass(remove_dead_code, "the linker and printer see only the nodes an output needs")
 
 

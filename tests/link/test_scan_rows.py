@@ -1,5 +1,5 @@
 """Where a compiled scan loop sets up the rows of its nit_sots and of its summed nit_sots,
-and how it orders its rings (bptt/link/numba/dispatch/scan.py).
+and how it orders its rings (bptt/link/numba/dispatch/scan/).
 
 Before the loop, where the step's shape program (`Scan._row_shape_program`) gives their
 row shapes from the step's inputs without reading a sequence's values: no array is
@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 import bptt
 import bptt.tensor as T
 from bptt.config import config
-from bptt.link.numba.dispatch import scan as scan_lowering
+from bptt.link.numba.dispatch.scan import row_shapes as scan_row_shapes
 
 from ..helpers import numpy_rnn_grads
 
@@ -111,8 +111,8 @@ def test_sums_set_up_before_the_loop_equal_numpy(rnn_functions, t, b, h, w_cols,
 
 def test_summed_groups_set_up_at_the_first_step_when_shapes_are_withheld(monkeypatch, tmp_path):
     """The first-step set-up (`same_view` decides the shared rows) gives the same values."""
-    real = scan_lowering._row_shapes
-    monkeypatch.setattr(scan_lowering, "_row_shapes",
+    real = scan_row_shapes.row_shapes
+    monkeypatch.setattr(scan_row_shapes, "row_shapes",
                         lambda op, ctx, pending, zero_rows: real(op, ctx, pending, zero_rows)
                         if zero_rows else None)
     monkeypatch.setattr(config, "cache_dir", str(tmp_path))   # a new key: compiled again

@@ -5,11 +5,10 @@ numba allocates every array with ``malloc``. glibc serves a request above
 unmaps them on ``free``, and it gives the top of the heap back to the OS
 once more than ``M_TRIM_THRESHOLD`` is free there. A compiled BPTT call
 allocates and frees the same large buffers at every call: the forward trace
-(T x B x H per state) and the step temporaries (B x 4H for an LSTM: 128 KiB
-at B=32, H=128, just above the threshold). Every fresh page costs a page
-fault and the kernel zeroing it. On the LSTM benchmark (T=200, B=32,
-In=64, H=128) that was 48 000 faults and a third of the time of a call:
-0.40 s against 0.26 s per call with the thresholds raised, and no fault.
+(T x B x H per state) and step temporaries of a few times B x H, which pass
+the threshold at moderate sizes. Every fresh page costs a page fault and the
+kernel zeroing it, at every call: a large share of a call's time
+(benchmarks/notes.md).
 
 `tune_malloc` raises both thresholds once per process, when the numba
 backend compiles its first function. It changes the process's allocator,

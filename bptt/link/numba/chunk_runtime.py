@@ -14,8 +14,8 @@ The scan loop calls `chunk_stage_call` at every step (it puts the step's row in
 the staging buffer) and `chunk_product_call` / `chunk_row_sum_call` at a
 chunk's last step (they find the chunk's rows). Each is compiled once per dtype
 and called `separately`: the staging index, the chunk's bounds and views
-written into every scan loop cost about 0.45 s of compile time per summed
-nit_sot (the RNN gradient has three).
+written into every scan loop would be compiled again for every summed nit_sot
+(benchmarks/notes.md).
 """
 from .alloc_runtime import copy_into, strided_view
 from .blas import _like, gemm_into_call

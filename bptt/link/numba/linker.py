@@ -225,8 +225,7 @@ class ModuleBuilder:
         once, a call of one shared kernel (compiled once) where it holds it more often.
 
         A loop inline costs its caller's compile in full every time it appears; a call
-        costs ~35 ns at run time (rnn-small's three loops per step pair: 0.73 -> 0.83 ms
-        per call when every loop was a call)."""
+        costs time at every step it runs (benchmarks/notes.md, dispatch/elemwise.py)."""
         names = {}
         for loop, _, _, _ in self.loops:
             if self.loop_count[loop.source] > 1 and loop.source not in names:

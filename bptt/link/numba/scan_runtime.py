@@ -1,10 +1,10 @@
 """Helpers the scan lowering calls from generated loops.
 
-Row copies are `copy_into`, an intrinsic written into the loop (numba compiles
-array-to-array setitem in about a second, in every function that contains one).
+Row copies are `copy_into`, an intrinsic written into the loop (numba's
+array-to-array setitem is slow to compile, in every function that contains one).
 `ring_in_time_order` puts a ring buffer's rows back in step order after the
 loop: compiled once per array type and called `separately`, instead of two
-loops written into every scan function (about 0.1 s of compile time each).
+loops written into every scan function and compiled with each.
 """
 import warnings
 

@@ -34,7 +34,9 @@ outer value is the sum itself: no zeros array and no elementwise add after the
 loop. The add also broadcast, so the sum is checked at run time to have the
 accumulator row's shape (a `Check` raising ValueError that names the scan, the
 accumulator and both shapes), except in the dimensions `shape_keys` proves equal
-(the RNN's dU needs no check; dW compares h0's columns with W's rows).
+(a size the sequence, the step value and the accumulator share as one variable needs
+no check; one known only at run time, such as an initial state's columns against a
+weight's rows, is compared).
 
 A sum of such terms gives one summed nit_sot per term. The accumulator must
 be read only as ``acc[-1]`` outside and only by its own update inside; `s`
@@ -45,7 +47,7 @@ than its sequences hold: the sum covers the steps that ran; with no step the
 sum is zeros and the accumulator keeps its initial value.
 
 ``Scan.perform`` adds one product per step (the reference); the numba
-lowering (``bptt/link/numba/dispatch/scan.py``) chunks. The number of steps
+lowering (``bptt/link/numba/dispatch/scan/sums.py``) chunks. The number of steps
 per chunk is chosen at run time from the rows of ``q_t``:
 ``C = max(1, ceil(R / B))`` with ``R = bptt.config.chunk_rows`` (256, read when
 rewriting, so part of the compiled code). Tests lower it so small loops run several
@@ -54,8 +56,8 @@ chunks and a partial last one.
 The bias gradient's accumulator ``acc + SumTo(q_t, (H,))`` (or ``+ Sum(q_t,
 axis=0)``), a sum over the rows of a per-step (B, H) value, becomes a nit_sot
 *summed over rows* (sequence entry ``ROW_SUM``): each chunk adds the column
-sums of its staged rows, and the staging buffer is dW's and dU's when `q_t` is
-their value (checked at run time, as between dW and dU). Outside, the SumTo
+sums of its staged rows, and the staging buffer is that of the products summed from
+the same `q_t` (checked at run time, as between two such products). Outside, the SumTo
 is applied to the (H,) total (SumTo is linear; a no-op unless the bias
 broadcast over H).
 

@@ -50,9 +50,9 @@ chunks is known not to need T rows: `nit_sot_homes` skips summed nit_sots) and
 before the gemm and fusion passes, which fuse a switch into the step's
 elementwise loop. A join is left alone when `scan_nit_sot_into_seq` may store an
 unsummed nit_sot in its rows (`nit_sot_homes`; whether the row shapes agree is
-checked at run time): the RNN's X cotangent. Without J it would need T rows of its
-own, written in backward order. The LSTM's lives in the pre-activation's rows: J's
-6.25 MiB are saved.
+checked at run time), such as the cotangent of a sequence ``x`` read as ``x_t @ U``.
+Without J it would need T rows of its own, written in backward order; where it can
+live in another sequence's rows (a pre-activation's), J's T rows are saved.
 """
 from __future__ import annotations
 
@@ -436,7 +436,7 @@ def scan_read_through_join(fgraph, node):
     """Read ``Join(0, alloc(v, k, ...), P[k:])`` as P's rows and a mask (module docstring)."""
     args = ScanArgs.from_node(node)
     roots = [_chain_root(outer)[0] for outer in args.outer_in_seqs]
-    # A join whose rows may hold a nit_sot (the RNN's step cotangent) costs nothing: without
+    # A join whose rows may hold a nit_sot (a step cotangent) costs nothing: without
     # it the nit_sot would need T rows of its own, stored reversed (a copy for the weight
     # products). Whether the rows fit is known at run time only: such a join stays.
     homes = [roots[j] for j in nit_sot_homes(fgraph, node) if j is not None]

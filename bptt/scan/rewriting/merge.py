@@ -10,9 +10,10 @@
       itself at run time when the sizes agree. A step SumTo that also sums
       leading axes of `z` away (``z_t`` (B, H) to (H,), or a row of rank 0)
       sums them under the time axis: ``SumTo(Z, rows, 1, H)`` with the kept
-      size-1 axis dropped, not ``SumTo(Z, rows, H)``, which would sum the rows. This is the backward scan of an
-      RNN, whose per-step cotangent of the pre-activation is read by the
-      gradients of U, W (each through a SumTo to the batch of x or h) and b.
+      size-1 axis dropped, not ``SumTo(Z, rows, H)``, which would sum the rows.
+      This is a backward scan whose per-step cotangent of a pre-activation is
+      read by the gradients of several weights (each through a SumTo to the
+      batch of its operand) and a bias.
       A SumTo is only looked through when `z` is stored anyway: storing `z`
       for two SumTo outputs alone could take more memory than they did.
       Known edge: with zero executed steps, `Z`'s rows have the shape the

@@ -13,7 +13,7 @@ every pass that edits a scan through `ScanArgs`) gives the product back to the l
 giving up the GEMM rate: the loop computes the rows of ``x @ W`` for a chunk
 of steps at once (``ScanInfo.seq_products``; one gemm over about
 ``config.chunk_rows`` stacked rows into a few steps' rows of working space,
-``bptt/link/numba/dispatch/scan.py``) and step t reads its row::
+``bptt/link/numba/dispatch/scan/products.py``) and step t reads its row::
 
     before                                      after
     P = reshape(dot(reshape(x), W))  (T, B, N)  Scan(n, x, ..., W)    seq 0 times W,
@@ -32,20 +32,19 @@ from six products: now six chunked products, each once per chunk, and the
 gates in the step). Products, reversed views and expression nodes move only
 when every reader of them moves (in every loop reading them): one that stays
 computed saves nothing. Not converted: loops with ``until`` (as every
-push-out), a sequence a state buffer will hold (``seq_into_buffer``: the
-forward RNN's ``x @ U`` costs no memory there), one a summed nit_sot
+push-out), a sequence a state buffer will hold (``seq_into_buffer``: a product
+of the state's own row shape costs no memory there), one a summed nit_sot
 multiplies, one whose rows hold a stacked nit_sot computed from the row by
 elementwise work (that memory is an output). Another nit_sot stored in the sequence's
-rows gets rows of its own: a summed one (the LSTM's gate cotangent) its K-step
-staging, a stacked one (the LSTM gradient of ``x``, ``dx_t = dz_t @ Wx.T``,
-which shares the rows only if ``In == 4H``) a T-long array of its own, no
-larger than the sequence.
+rows gets rows of its own: a summed one (a pre-activation's cotangent summed into
+a weight gradient) its K-step staging, a stacked one (the cotangent of ``x``,
+``dx_t = dz_t @ Wx.T``, which shares the rows only where ``x``'s rows are as wide
+as the product's) a T-long array of its own, no larger than the sequence.
 
-Each loop computes its own chunks, so a product read by two loops (the
-LSTM's ``x @ Wx``, read forward and reversed) is computed twice: the price
-of not keeping it (an LSTM gradient takes about 25% longer, for less than
-half the memory: docs/scan-internals.md). With ``bptt.config.reuse_forward``
-the backward loop reads the forward's recorded pre-activation instead
+Each loop computes its own chunks, so a product read by two loops (a forward
+loop's ``x @ Wx`` that its backward loop reads reversed) is computed twice: the
+price of not keeping it (more time for less memory: docs/scan-internals.md). With
+``bptt.config.reuse_forward`` the backward loop reads the forward's recorded pre-activation instead
 (`scan_reuse_forward`, ``reuse.py``), a T-long nit_sot stored in ``x @ Wx``'s
 rows, which this pass then leaves alone.
 """
@@ -81,7 +80,7 @@ def _product(fgraph, p):
     d = p.owner.inputs[0]
     if d.owner is None or not isinstance(d.owner.op, Dot) or len(fgraph.clients.get(d, ())) != 1:
         return None
-    x2, w = d.owner.inputs      # x2, a view of x, may feed other products (a GRU's gates)
+    x2, w = d.owner.inputs      # x2, a view of x, may feed other products (gates of their own)
     if x2.owner is None or not isinstance(x2.owner.op, Reshape):
         return None
     x = x2.owner.inputs[0]
@@ -154,11 +153,11 @@ def _plan(fgraph, node, j, homes):
 
 def _held_by_its_state(node, j, homes):
     """Whether `scan_seq_into_buffer` (next) will store sequence `j` in a state buffer whose
-    rows will have the sequence's row shape (the forward RNN's ``x @ U`` in the h trace:
-    no memory at all). The shapes are rarely provable, so: when the state's value is
+    rows will have the sequence's row shape (a product ``x @ U`` in the trace of a state
+    it is added to: no memory at all). The shapes are rarely provable, so: when the state's value is
     computed from the sequence row by elementwise work and gemm accumulation only (then its
-    rows are the row's, or a broadcast of it). Where the row is cut first (the LSTM's
-    ``(B, 4H)`` pre-activation sliced into gates of h's ``(B, H)``), the chunks save for sure."""
+    rows are the row's, or a broadcast of it). Where the row is cut first (a wide
+    pre-activation sliced into gates of the state's width), the chunks save for sure."""
     op = node.op
     for s, k in enumerate(homes):
         if k == j:

@@ -23,10 +23,11 @@ last k rows, the loop needs to keep no more: this pass rebuilds the node so
   reads row s of the input as g' and the carried ``e = d`` of step s-1 (zeros at
   step 0), computes ``c = g' + e`` and writes ``d(c)``. The sequence is then
   ``input[:E]``, the rows of the states the forward steps *wrote*, and row E
-  (the cotangent of the state the first forward step read, for the RNN a zero
-  fill row of the loss cotangent) is added after the loop: the output's last
-  row is ``input[E] + carry[-1]``. Taken when the readers read that row only (the
-  initial state's cotangent of a sit_sot; more rows keep the first form).
+  (the cotangent of the state the first forward step read, a zero fill row of
+  the loss cotangent when the loss does not read the initial state) is added
+  after the loop: the output's last row is ``input[E] + carry[-1]``. Taken when
+  the readers read that row only (the initial state's cotangent of a sit_sot;
+  more rows keep the first form).
   `scan_read_through_join` then reads the loss cotangent's rows without a mask
   (the old form's last step read the fill row).
 

@@ -1,8 +1,9 @@
 """A sequence stored in the rows of the state buffer the loop writes over it.
 
-The forward RNN reads ``P = x @ U`` (pushed out of the loop: one product of
-``(T, B, H)``) as a sequence and writes ``h`` into its own sit_sot buffer of
-``(T+1, B, H)`` rows: two traces are alive during the loop. Step t reads
+A loop that reads a product ``P = x @ U`` as a sequence (pushed out of the loop: one
+product of ``(T, B, H)``) and writes a state ``h`` of P's row shape into its own sit_sot
+buffer of ``(T+1, B, H)`` rows (``h_t = f(x_t @ U + h_{t-1} @ W)``) keeps two traces
+alive during the loop. Step t reads
 sequence row t, and writes buffer row ``t + 1`` after the step returns; nothing
 reads that sequence row afterwards. So the sequence can live in the buffer's
 rows 1..T (the mirror of `scan_nit_sot_into_seq`, bptt/scan/rewriting/inplace.py)::
@@ -16,8 +17,8 @@ rows 1..T (the mirror of `scan_nit_sot_into_seq`, bptt/scan/rewriting/inplace.py
 
 (bptt/tensor/product_rows.py): no T-long temporary at all. ``rows[1:]`` is the
 product and ``HeadRows(1)(rows, h0)[:1]`` is h0's row whatever the run-time shapes
-(when P's rows are not h0's, as in a broadcasting step or the LSTM's
-``(B, 4H)`` gates, HeadRows is h0 and the loop keeps a fresh buffer), so the
+(when P's rows are not h0's, as in a broadcasting step or a product wider
+than the state, sliced into gates, HeadRows is h0 and the loop keeps a fresh buffer), so the
 values are those of the loop before; the ``ScanInfo.seq_into_buffer`` flag
 lets the loop keep its buffer in ``rows`` when the sequence is exactly the
 initial value's rows after the first (checked once per call).
@@ -33,7 +34,7 @@ initial value's rows after the first (checked once per call).
   reversed view is fresh memory in the loop's order and qualifies);
 * the sequence row and the state have the same dtype and ndim and static shapes
   that do not contradict; the loop compares the run-time layout once per call
-  (`Scan._alloc_buffer`, the numba `_emit_buffer`) and otherwise keeps a fresh
+  (`Scan._alloc_buffer`, the numba lowering's buffers.py) and otherwise keeps a fresh
   buffer;
 * no inner output but the state's own may be a view of the sequence row: the
   row is overwritten when the state is written, before nit_sots, shared values
@@ -45,7 +46,7 @@ as the initial value, through HeadRows), so no other reader sees the rows the
 loop overwrites; the backward scan reads the forward's output, a view of the same rows holding
 the same values as the fresh buffer did. The pass runs after every pass that
 could add a reader (`bptt/compile/passes.py`), after `scan_nit_sot_into_seq`
-(a sequence holding a nit_sot, the LSTM's z in its x @ Wx, is left to it), and
+(a sequence that may hold a nit_sot is left to it), and
 on step graphs only with the late gemm passes (earlier, the rows could later be
 pushed out of the loop and be read at every step).
 """

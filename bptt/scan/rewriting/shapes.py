@@ -37,11 +37,10 @@ shapes); like every size fact they assume a run without a shape error
 checks it, but with zero steps it is never checked, and the row-shape program
 would then see a step rewritten on a false fact.
 
-What it cannot remove: a SumTo over sizes that may really differ. The RNN's
-``h @ W`` with W of one column broadcasts against ``x @ U``; the LSTM's gate
-``g`` is 1 wide when Wx has ``3n + 1`` columns. The benchmark RNN and LSTM
-backward steps keep theirs (1 and 7); an RNN whose initial state is
-``zeros((B, W.shape[1]))`` loses the SumTo over W's width.
+What it cannot remove: a SumTo over sizes that may really differ, such as
+``h @ W`` with W of one column added to ``x @ U``, or a gate sliced from a product
+whose width only the run-time shape gives. Where the sizes share a source (an
+initial state ``zeros((B, W.shape[1]))``) the SumTo goes.
 """
 from __future__ import annotations
 

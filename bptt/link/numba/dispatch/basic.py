@@ -70,8 +70,8 @@ _JOIN_ERROR = ("all the input array dimensions except for the concatenation axis
 def _join_inline(node, axis, out):
     """Inline statements joining along `axis`: one allocation, a block copy per input.
 
-    np.concatenate was a compiled function per (count, ndim) and its kernel another:
-    about 0.43 s of the LSTM gradient's cold compile for its gates' join along axis 1.
+    np.concatenate was a compiled function per (count, ndim) and its kernel another
+    (benchmarks/notes.md).
     """
     ins, nd = node.inputs, node.outputs[0].ndim
     lines = []
@@ -95,7 +95,7 @@ def _join_inline(node, axis, out):
 @numba_funcify.register(Check)
 def _check(op, node, ctx):
     """Inline statements: as a function of its own, each Check cost a numba compilation
-    (~0.08 s) for one comparison. Values travel with the template; errors.reformat builds
+    for one comparison. Values travel with the template; errors.reformat builds
     the message in Python."""
     values = "".join(f", {{{i}}}" for i in range(2, len(node.inputs)))
     message = op.message.replace("{", "{{").replace("}", "}}")   # a template in a template

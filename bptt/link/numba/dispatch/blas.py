@@ -9,7 +9,8 @@ The in-place form is written into the caller: when `z` has the product's
 shape and ``alpha``, ``beta`` are nonzero, one ``gemm_into`` call (compiled
 anyway for every matrix product) accumulates into `z`; otherwise
 ``gemm_fresh`` computes NumPy's value in a new array. A `gemm_overwrite`
-function doing the same cost 0.2 CPU s of every cold compile.
+function doing the same was one more function in every cold compile
+(benchmarks/notes.md).
 """
 from ....tensor.blas import Gemm
 from ..registry import np_dtype, numba_funcify

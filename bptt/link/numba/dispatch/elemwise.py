@@ -20,29 +20,23 @@ time is read at index 0 with no multiplier::
     fout[uint64(oout + j0 * eout[0] + j1 * eout[1])] = f(
         fx[uint64(ox + j0 * ex[0] + j1 * ex[1])], fb[uint64(ob + j1 * eb[0])])
 
-numba indexes a non-contiguous array (layout 'A': the LSTM gates
-``z[:, :n]``, reversed sequences) by integer arithmetic on its pointer,
+numba indexes a non-contiguous array (layout 'A': column slices such as
+gates ``z[:, :n]``, reversed sequences) by integer arithmetic on its pointer,
 which LLVM does not vectorize; through the flat view LLVM versions the loop
-on the inner strides being 1 and vectorizes it (LSTM T=200 B=32 In=64 H=128
-forward+backward: 161 -> 100 ms in float32, 233 -> 178 ms in float64, CPU
-time). The multipliers this replaced (``x[j0 * m0, j1 * m1]`` with ``m`` 0
-where an input broadcasts) cost ~0.34 s of compile time per 3-d loop
-against ~0.12 s plain; a second loop nest for the no-broadcast case was
-measured no faster, so there is one nest.
+on the inner strides being 1 and vectorizes it. The multipliers this
+replaced (``x[j0 * m0, j1 * m1]`` with ``m`` 0 where an input broadcasts)
+were slower to compile; a second loop nest for the no-broadcast case was
+measured no faster, so there is one nest (figures: benchmarks/notes.md).
 
 A loop the compiled module holds once is written into its graph function; a
 loop it holds more than once (equal source: scalar constants are arguments)
 is one shared kernel, compiled once per argument types and called
 `separately` (registry.Loop; the linker decides when the module is complete).
-The LSTM backward step's 17 loops hold 4 repeated ones (three sigmoids of
-gate slices, six products of two arrays, three sigmoid derivatives, two
-tanh), and its forward+backward cold compile fell from 17.7-17.9 to
-12.5-12.8 CPU s (``benchmarks/compile_profile.py lstm``); the
-RNN's loops are all different and stay inline. Every loop a call was tried:
-the same compile gain, but ~35 ns per call at run time (rnn-small, three
-loops per step pair: 0.73 -> 0.83 ms per call), and nothing to share for a
-loop written once. `linker.with_kernel_modules` shows a graph's source with
-its kernels.
+A gradient step repeats loops (a sigmoid of each gate slice, its
+derivative, products of two arrays): each is compiled once. Every loop a
+call was tried: the same compile gain, but a call's cost per step at run
+time, and nothing to share for a loop written once (benchmarks/notes.md).
+`linker.with_kernel_modules` shows a graph's source with its kernels.
 
 Inputs whose dtype differs
 from the computation dtype are converted per element; every scalar result is
@@ -115,7 +109,7 @@ def _inline_scalar(op, node, ctx):
 
 # int64 in, int64 out in numba's own arithmetic: the np.int64(...) that makes every other
 # scalar exact is left out. Shape arithmetic is mostly these; each wrapper cost its line a
-# typed call (about 3 ms of compile per line in a scan's n == 0 shape replay).
+# typed call to compile (a scan's n == 0 shape replay is many such lines).
 _INT64_CLOSED = (so.Add, so.Mul, so.Neg, so.Maximum, so.Minimum, so.Switch)
 
 
@@ -157,8 +151,8 @@ def loop_source(op, node):
         # fresh output, when input k broadcasts at run time, is first filled with
         # it). Read through a view of its own, input k aliases the output exactly:
         # LLVM's vectorizer checks at run time that the two ranges do not overlap
-        # and, as they do, runs its scalar loop. The RNN step tanh(x@U + h@W + b)
-        # written into the product took 7.2 ns per float32 element, 1.2 ns so.
+        # and, as they do, runs its scalar loop (benchmarks/notes.md: several times
+        # slower per element).
         k = op.inplace_input
         lines += [f"    if i{k}.shape == {sizes}:",
                   f"        out = i{k}", "    else:", f"        out = {alloc}",

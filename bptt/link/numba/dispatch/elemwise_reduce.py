@@ -25,8 +25,8 @@ elements are visited in C order as that loop visits the stored array, so the
 result is the two-loop result bit for bit, except for a sum over every axis:
 that adds into one partial sum per index of the last axis (``out[j2] +=``, as
 above, a loop LLVM vectorizes), then adds the partial sums. A single scalar
-accumulator made the loop a chain of dependent float64 adds, about 1 ns per
-element (3.1 ms for the 101 x 64 x 512 loss); the order of the additions
+accumulator made the loop a chain of dependent float64 adds, which does not
+vectorize (benchmarks/notes.md); the order of the additions
 differs from the two loops', so a float64 total is equal to rounding (as
 NumPy's pairwise sum is), and a float32 total, added in float64, all but
 always identical. A max or min starts from -inf/+inf
@@ -83,8 +83,8 @@ def reduce_loop_source(op, node):
                   f"{kind.__name__.lower()} which has no identity')"]
     start = _start(kind, adt)
     # A sum over every axis adds into one partial sum per index of the last axis, then
-    # adds those up: one scalar accumulator is a chain of dependent adds (~1 ns per
-    # element), a row of them vectorizes (see the module docstring).
+    # adds those up: one scalar accumulator is a chain of dependent adds, a row
+    # of them vectorizes (see the module docstring).
     lanes = kind is Sum and not kept
     rows = [nd - 1] if lanes else kept
     lines.append(f"    out = alloc_full(({''.join(f'd{d}, ' for d in rows)}), {start}, "

@@ -4,8 +4,8 @@
 passes a vector of sizes, never a -1) and lets one `gemm_into` call write
 ``x @ y`` into a 2-d C view of the rows after the head; `c_reshape` raises when
 the sizes do not hold the product. No copy of the product: a fallback through a
-temporary and `copy_into`, and NumPy's -1 placed in scalar code, cost 0.9 and
-0.1 CPU s of the RNN's cold compile.
+temporary and `copy_into`, and NumPy's -1 placed in scalar code, were more
+functions for numba to compile (benchmarks/notes.md).
 """
 from ....tensor.product_rows import HeadRows, ProductRows
 from ..registry import np_dtype, numba_funcify

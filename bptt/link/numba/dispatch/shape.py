@@ -54,7 +54,7 @@ def {name}(x, shp):
 """, "reshape_scalar")
     # Inline: a kernel was a compiled function per (ndim, layout) pair, and
     # np.ascontiguousarray another one even for an array that is C-contiguous already.
-    # c_reshape (an intrinsic): numba's .reshape compiled helpers on first use (~0.2 s).
+    # c_reshape (an intrinsic): numba's .reshape compiles helpers on first use.
     return f"c_reshape(c_contiguous({{0}}), {_tuple_of('{1}', op.ndim)})"
 
 
@@ -70,8 +70,8 @@ def _dimshuffle(op, node, ctx):
     if order == tuple(range(x.ndim)):
         src = "{0}"
     else:
-        # A strided view written into the caller (an intrinsic): numba compiles
-        # np.transpose(x, axes) in 4-5 s, and as_strided three functions (0.16 s).
+        # A strided view written into the caller (an intrinsic): numba's
+        # np.transpose(x, axes) and as_strided are slow to compile (benchmarks/notes.md).
         shape = "".join(f"{{0}}.shape[{p}], " for p in order)
         strides = "".join(f"{{0}}.strides[{p}], " for p in order)
         src = f"strided_view({{0}}, ({shape}), ({strides}))"
@@ -105,7 +105,7 @@ def _sum_to(op, node, ctx):
     if n > 4:
         return _sum_to_inline(n, m, ctx)
     # One call of a function compiled once per (dtype, rank, layout) (reduce_runtime.py):
-    # the fast path and 4-d view written here cost ~0.1 s of compile per SumTo.
+    # the fast path and 4-d view written here would be compiled again for every SumTo.
     dims = "".join(f"np.int64({{{i + 1}}}), " for i in range(m))
     return f"{'sum_to_call' if n == m else 'sum_to_new_call'}({{0}}, ({dims}))"
 
@@ -115,8 +115,8 @@ def _sum_to_inline(n, m, ctx):
     # broadcast of the target shape (writing out of bounds would corrupt memory). Both
     # are indexed through their flat views (elem_view: stride 0 along a size-1 dimension
     # is the `else 0`), which vectorize where indexing g (layout 'A': reversed rows) with
-    # the selects did not: the RNN's bias gradient, 200 x 32 x 128 float32 into 128,
-    # took 0.30 ms, 0.08 so. Each element sums in the same order.
+    # the selects did not (a bias gradient, a T x B x H sum into H: benchmarks/notes.md).
+    # Each element sums in the same order.
     p, lead = ctx.fresh("sumto"), n - m
     d = [f"{{{i + 1}}}" for i in range(m)]
     lines = []
