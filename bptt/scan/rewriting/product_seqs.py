@@ -306,6 +306,19 @@ def _rebuild(node, plans):
                 memo[v] = Elemwise(n.op.scalar_op)(*[inner(i) for i in n.inputs])
         return memo[v]
 
+    replace = _step_replacements(node, plans, inner)
+    if replace is None:
+        return None
+    # A nit_sot stored in a moved sequence's rows gets its own (a summed one: its staging).
+    into = [None if s in plans else s for s in into]
+    loop = _Loop(seqs, inner_seqs, products, origins, non_seqs, inner_ns, into)
+    return _node_without_slots(node, loop, free, replace)
+
+
+def _step_replacements(node, plans, inner):
+    """The step's row of each planned sequence -> its value computed in the loop by
+    `inner`, or None if a value's type does not fit where the row was read."""
+    op, info, ins = node.op, node.op.info, node.inputs
     replace = {}
     for j in sorted(plans):
         old = op.inner_inputs[info.inner_in_seqs[j]]
@@ -316,8 +329,29 @@ def _rebuild(node, plans):
             if any(a is not None and a != b for a, b in zip(old.type.shape, value.type.shape)):
                 return None     # the step graph was typed for other static sizes
         replace[old] = value
-        # A nit_sot stored in the sequence's rows gets its own (a summed one: its staging).
-        into = [None if s == j else s for s in into]
+    return replace
+
+
+@dataclasses.dataclass
+class _Loop:
+    """The rebuilt loop's sequences (outer, inner, products, origins), non-sequences
+    (outer, inner) and nit_sot homes, before the unused sequence slots are removed."""
+
+    seqs: list
+    inner_seqs: list
+    products: list
+    origins: list
+    non_seqs: list
+    inner_ns: list
+    into: list
+
+
+def _node_without_slots(node, loop, free, replace):
+    """The Scan node of `loop` with the sequence slots in `free` removed and the step's
+    inputs replaced by `replace`, or None if its outputs' types differ from `node`'s."""
+    op, info, ins = node.op, node.op.info, list(node.inputs)
+    seqs, inner_seqs, products, origins = loop.seqs, loop.inner_seqs, loop.products, loop.origins
+    non_seqs, inner_ns, into = loop.non_seqs, loop.inner_ns, loop.into
     # Slots no product took are removed; indices held elsewhere move down.
     gone = sorted(free)
     keep = [k for k in range(len(seqs)) if k not in gone]
