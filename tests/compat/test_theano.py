@@ -257,23 +257,33 @@ def test_grad_through_a_scan_updated_shared_variable():
 
 def test_excluding_a_theano_scan_optimization_excludes_bptt_s_pass():
     """Theano's test_merge excludes the sequence push-out; so does bptt's mode: the
-    product of each row stays in the step instead of leaving the loop."""
+    product of each row stays in the step instead of leaving the loop, and a map
+    stays a loop (Theano's PushOutSeqScan also replaces a loop it empties)."""
     from bptt.compat.theano.compile.mode import get_mode
     from bptt.scan import Scan
     from bptt.tensor.math import Dot
 
     X, W = T.dmatrix("X"), T.dmatrix("W")
-    hs, _ = theano.scan(lambda s: T.tanh(T.dot(s, W)), sequences=[X])
+    hs, _ = theano.scan(lambda s, h: T.tanh(T.dot(s, W) + h), sequences=[X],
+                        outputs_info=T.zeros_like(X[0]))
+    ys, _ = theano.scan(lambda s: s + 1, sequences=[X])
     plain = get_mode("FAST_COMPILE")
     kept = plain.excluding("scanOp_pushout_seqs_ops", "a_tag_bptt_has_no_pass_for")
-    assert kept.excluded_passes == ("scan_pushout_seqs",) and plain.excluded_passes == ()
-    args = [np.arange(6.0).reshape(3, 2) / 10, np.eye(2)]
-    for mode, dots_in_step in ((plain, 0), (kept, 1)):
-        f = theano.function([X, W], hs, mode=mode)
+    assert kept.excluded_passes == ("scan_pushout_rows", "scan_state_rows", "scan_pushout_seqs")
+    assert plain.excluded_passes == ()
+    x, w = np.arange(6.0).reshape(3, 2) / 10, np.eye(2)
+    want = [np.tanh(x[0])]
+    for row in x[1:]:
+        want.append(np.tanh(row + want[-1]))
+    for mode, dots_in_step, loop_outputs in ((plain, 0, 1), (kept, 1, 2)):
+        f = theano.function([X, W], [hs, ys], mode=mode)
         (loop,) = [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Scan)]
+        assert len(loop.outputs) == loop_outputs    # the map is the loop's twin, or gone
         step = loop.op.fn.maker.fgraph.toposort()
         assert sum(isinstance(n.op, Dot) for n in step) == dots_in_step
-        np.testing.assert_allclose(f(*args), np.tanh(args[0]))
+        got_h, got_y = f(x, w)
+        np.testing.assert_allclose(got_h, want)
+        np.testing.assert_allclose(got_y, x + 1)
 
 
 def test_maker_fgraph_is_a_read_only_view_of_the_compiled_graph():
