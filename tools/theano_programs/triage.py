@@ -48,17 +48,11 @@ TRIAGE = {
     "test_monitor_mode": ("internal", "MonitorMode's per-node hooks (Theano's VM)"),
     # -- rewrites Theano makes and bptt does not ----------------------------------
     "test_pushout_all": ("rewrite", "a scan whose every output is pushed out is removed"),
-    "test_pushout_dot": (
-        "rewrite", "dot(h_t + s_tm1, W) pushed out, where the state s only copies the previous "
-                   "row h_{t-1}: bptt keeps such a state a state"),
-    "test_remove_stuff": (
-        "rewrite", "a loop computing its outputs row by row from its sequences (the backward "
-                   "loop of 2 * m_t) replaced by whole-array operations: bptt keeps the loop"),
-    "test_while1": (
-        "rewrite", "a map of x_t + 2 replaced by whole-array operations: bptt keeps the loop"),
-    "test_alloc_inputs3": (
-        "design", "zeros_like of a specify_shape'd input is a constant: the input is unused"),
     # -- differences by design ----------------------------------------------------
+    "test_alloc_inputs3": (
+        "design", "zeros_like of a specify_shape'd input is a constant (bptt folds static "
+                  "shapes as it builds), so function() finds the input unused; the test then "
+                  "reads Scan.inputs (the step's input list)"),
     "test_gibbs_chain": ("design", "random streams: NumPy's Generator, not RandomState/MRG"),
     "test_simple_shared_random": ("design", "random streams: NumPy's Generator, not RandomState"),
     "test_crash_nonseq_grad": (
@@ -90,9 +84,12 @@ SKIPPED = {
     "test_alloc_inputs2": "skipped by Theano (an optimization it never implemented)",
     "test_infershape_seq_shorter_nsteps": "skipped by Theano",
     "test_outputs_info_not_typed": "skipped by Theano",
-    "test_speed": "needs Theano's C linker (config.cxx) and f.fn",
-    "test_speed_rnn": "needs Theano's C linker (config.cxx) and f.fn",
-    "test_speed_batchrnn": "needs Theano's C linker (config.cxx) and f.fn",
+    "test_speed": "needs Theano's C linker (config.cxx): a timing printout, no value "
+                  "checked, of Mode(linker='cvm') and f.fn() (the VM's no-argument call)",
+    "test_speed_rnn": "needs Theano's C linker (config.cxx): a timing printout, no value "
+                  "checked, of Mode(linker='cvm') and f.fn() (the VM's no-argument call)",
+    "test_speed_batchrnn": "needs Theano's C linker (config.cxx): a timing printout, no value "
+                  "checked, of Mode(linker='cvm') and f.fn() (the VM's no-argument call)",
 }
 
 
