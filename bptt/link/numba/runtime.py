@@ -204,13 +204,12 @@ def collector_paused():
 
     numba's compiler creates millions of objects, many of them long-lived (type
     and template caches, IR), so the collector's full collections, which visit
-    every tracked object, grow with each compile: a cold RNN gradient's compile
-    ran 726 collections worth 0.5-0.7 CPU s, and about 1 CPU s in all counting
-    the caches they flush (LSTM: 1.6 s and 2.6 s). Cycles left by the compile are
-    collected after the block as usual; the price is their memory meanwhile (the
-    process peaked at 225 instead of 194 MB on the RNN, 313 instead of 246 on the
-    LSTM). A collector already off is left off; one turned off inside the block
-    is turned back on at its end.
+    every tracked object, grow with each compile: hundreds of collections take
+    a sizeable share of a cold compile's CPU time, more counting the caches they
+    flush. Cycles left by the compile are collected after the block as usual;
+    the price is their memory meanwhile, a higher peak of the compiling process
+    (benchmarks/notes.md has both figures). A collector already off is left off;
+    one turned off inside the block is turned back on at its end.
     """
     if not gc.isenabled():
         yield
