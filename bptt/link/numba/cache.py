@@ -6,7 +6,7 @@ modules beside it (the jit options and helpers every module imports), of the
 bptt, numba, llvmlite and numpy versions, of the CPU numba compiles for and
 of numba's optimisation level. The same text always gets the same name, so
 numba's cached machine code for it (under ``<cache_dir>/numba/``, see
-`runtime.DiskCache`) stays valid, and a second process that generates the
+`jitting.DiskCache`) stays valid, and a second process that generates the
 same text loads that code instead of compiling.
 
 What the cache trusts, and what it checks (docs/cache.md):

@@ -8,8 +8,7 @@ becomes an LLVM ``select``) and without calls, so a loop over them vectorizes.
 A float32 argument is computed in float32 with a float32-sized polynomial; a
 float64 argument in float64. Call them from numba code (``fast_exp(x)``) or
 from Python on a NumPy scalar. Generated code sees them through
-``runtime`` (``from bptt.link.numba.runtime import *``), which imports this
-module at its end; import ``runtime`` first.
+``runtime`` (``from bptt.link.numba.runtime import *``).
 
 Algorithms (the classic ones; constants from the cited sources):
 
@@ -82,7 +81,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import intrinsic, overload, register_jitable
 
-from .runtime import OPTIONS, cache_on_disk
+from .jitting import OPTIONS, cache_on_disk
 
 # Kernels are compiled on their own and inlined by LLVM (``alwaysinline``) into
 # whatever calls them; they are only ever called from compiled code, so the cfunc

@@ -30,7 +30,7 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.np.arrayobj import make_array, populate_array
 
 from .alloc_runtime import alloc_zeros, c_reshape
-from .runtime import jit
+from .jitting import jit
 from .separate import separately
 
 __all__ = ["sum_to_call", "sum_to_new_call"]

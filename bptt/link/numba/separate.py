@@ -63,15 +63,15 @@ def _wrapperless(dispatcher):
 
     Only for calls by symbol: calling the twin from Python would crash.
     """
-    from .runtime import DiskCache   # not at the top: runtime imports this module
+    from .jitting import DiskCache
 
     options = {k: v for k, v in dispatcher.targetoptions.items()
                if k != "nopython" and k not in _NO_WRAPPERS}
     twin = numba.njit(**options, **_NO_WRAPPERS)(dispatcher.py_func)
-    if isinstance(dispatcher._cache, DiskCache):   # bptt's disk cache (runtime.jit)
+    if isinstance(dispatcher._cache, DiskCache):   # bptt's disk cache (jitting.jit)
         try:
             twin._cache = _twin_cache(DiskCache, dispatcher.py_func)
-        except RuntimeError:  # no writable place for the cache files, as runtime.jit
+        except RuntimeError:  # no writable place for the cache files, as jitting.jit
             pass
     return twin
 
