@@ -168,3 +168,30 @@ def test_a_forked_child_starts_with_an_empty_queue(monkeypatch):
         assert background._jobs is not old_queue and background._jobs.empty()
     finally:
         background._jobs = old_queue
+
+
+def test_the_first_result_comes_without_importing_numba(tmp_path):
+    # PY mode never imports numba; naming the graph for the cache must not either,
+    # or the background path's first result would wait for numba's import
+    import subprocess
+    import sys
+
+    code = """if True:
+        import sys
+        import numpy as np
+        import bptt
+        import bptt.tensor as T
+        from bptt.compile import background
+        background.free_cores = lambda: 1.0
+        x = T.vector("x")
+        ys, _ = bptt.scan(lambda a, h: T.tanh(a + h), sequences=[x], outputs_info=[T.zeros(())])
+        f = bptt.function([x], bptt.grad(ys.sum(), x))
+        f(np.ones(3))
+        print(f.running_mode, "numba" in sys.modules)
+    """
+    env = dict(os.environ, BPTT_CACHE_DIR=str(tmp_path / "cache"), BPTT_CHECK_IR="0",
+               BPTT_COMPILE_IN_BACKGROUND="1")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["PY", "False"]
