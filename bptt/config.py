@@ -42,10 +42,9 @@
     inner size not known to be below ``reuse.MIN_INNER`` (each recorded element then
     saves that many multiply-adds per step for one store and one load); elementwise
     work is recomputed. ``True`` records every product value, ``False`` none
-    (``BPTT_REUSE_FORWARD=auto|1|0``). The record costs memory: an LSTM
-    forward+backward call (T=200 B=32 H=128 float64) peaks at 38.7 MB with it and
-    16.7 MB without, for 12.5 MB of traces, at about 25% less time (133 ms instead
-    of 166); ``False`` is the memory-lean plan. Part of the graph memo's key.
+    (``BPTT_REUSE_FORWARD=auto|1|0``). The record costs memory: on an LSTM about
+    twice its h and c traces, for about a fifth less time (docs/scan-internals.md has
+    the figures); ``False`` is the memory-lean plan. Part of the graph memo's key.
 ``blas_threads``
     Threads of the BLAS products bptt calls (``BPTT_BLAS_THREADS``). 0, the default:
     one thread for a product under 2**23 multiply-adds (the products inside loops),
@@ -53,12 +52,14 @@
     runs every product on one thread (bptt/link/blas_threads.py). ``n`` runs every
     product on ``n`` threads. Read at every call: no recompilation.
 ``compile_in_background``
-    Default of `bptt.function`'s ``compile_in_background`` (``BPTT_COMPILE_IN_BACKGROUND=1``;
-    off by default): a NUMBA function not in the disk cache runs in PY mode while a
-    child process compiles it, when a core is idle for the child, then switches to the
-    compiled code (bptt/compile/background.py). Off by default because the first calls'
-    values are then PY mode's (equal to rounding, not bit for bit) and a script that
-    exits early spends a core on a compile it never uses.
+    Default of `bptt.function`'s ``compile_in_background``; on unless
+    ``BPTT_COMPILE_IN_BACKGROUND=0``. A NUMBA function not in the disk cache runs
+    in PY mode at once while a child process compiles it, when a core is idle for
+    the child, then switches to the compiled code (bptt/compile/background.py): a
+    training script shows its first results as soon as PY mode could, instead of
+    after numba's cold compile. The first calls' values are PY mode's (equal to
+    rounding, not bit for bit). Turn it off to time the compiled code from the
+    first call, or call ``f.wait_for_compile()`` before timing.
 """
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ class _Config:
         self.reuse_forward = _reuse_from_env(os.environ.get("BPTT_REUSE_FORWARD", "auto"))
         self.blas_threads = _int_from_env("BPTT_BLAS_THREADS", 0)
         self.compile_in_background = os.environ.get(
-            "BPTT_COMPILE_IN_BACKGROUND", "") not in ("", "0")
+            "BPTT_COMPILE_IN_BACKGROUND", "1") not in ("", "0")
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float32", "float64"):

@@ -33,8 +33,7 @@ makes BLAS's M the result's ``n`` columns and its N the ``m`` rows. With few row
 and many columns (a batch of 32 rows times a 256 x 1024 weight, the product of
 every step of a recurrent loop) OpenBLAS's sgemm runs far below its rate: it packs
 the large operand as its M side, with copy routines slower than the N side's
-(32 x 1024 x 256: about 260 us, against 170 us with M = 32; 32 x 256 x 1024 and
-8 x 1024 x 256 gain too: benchmarks/wide_product.py). So a float32
+(benchmarks/notes.md has the figures, benchmarks/wide_product.py measures them). So a float32
 result with at least `WIDE` times more columns than rows, when BLAS would not read
 it (beta 0), is computed in column-major order (M = m) into a scratch array and
 copied into place transposed (blas_copies.py; O(m n) next to the product's
@@ -69,28 +68,20 @@ import importlib.util
 import os
 import sys
 
-if "bptt.link.numba.runtime" not in sys.modules:
-    # runtime re-exports this module at its end; entered here first, runtime would see
-    # a half-built module. Let runtime import this module whole; `import` returns that
-    # copy (the one in sys.modules), this partial one is dropped.
-    del sys.modules[__name__]
-    importlib.import_module("bptt.link.numba.runtime")
+from llvmlite import binding as llvm
+from llvmlite import ir
+from numba.core import cgutils, types
+import numba
+from numba.core.errors import TypingError
+from numba.extending import get_cython_function_address, intrinsic
 
-from llvmlite import binding as llvm  # noqa: E402
-from llvmlite import ir  # noqa: E402
-from numba.core import cgutils, types  # noqa: E402
-import numba  # noqa: E402
-from numba.core.errors import TypingError  # noqa: E402
-from numba.extending import get_cython_function_address, intrinsic  # noqa: E402
-
-from .. import blas_threads  # noqa: E402
-from .alloc_runtime import alloc_empty  # noqa: E402
-from .blas_copies import (  # noqa: E402
-    _copied, _copy_back, _copy_transposed, check_float_arrays)
-from .blas_library import (  # noqa: E402
+from .. import blas_threads
+from .alloc_runtime import alloc_empty
+from .blas_copies import _copied, _copy_back, _copy_transposed, check_float_arrays
+from .blas_library import (
     numpy_openblas, numpy_openblas_addresses, numpy_openblas_threads)
-from .runtime import OPTIONS, jit  # noqa: E402
-from .separate import separately  # noqa: E402
+from .jitting import OPTIONS, jit
+from .separate import separately
 
 __all__ = ["gemm_into", "gemm_fresh", "dot_mm", "dot_mv", "dot_vm", "dot_vv",
            "gemm_into_call", "gemm_fresh_call"]
