@@ -7,7 +7,7 @@ its loops; the forward reads ``X`` times ``Wx``, the backward ``X[::-1]`` times 
 the reversed h trace times ``Wh``, its gate cotangent staged in its own rows; with the
 gradient of ``X``, ``dX``'s rows are its own. Left alone: the forward RNN's ``x @ U``
 (held in the trace's rows), a product something else reads, an ``until`` loop and, with
-``config.reuse_forward``, the recorded pre-activation.
+``config.reuse_forward`` on, the recorded pre-activation (every other test turns it off).
 A GRU gradient: its gates' elementwise expressions, stacked by the push-out, move into
 both loops, over six chunked products. Values: NUMBA and PY against PY with the pass
 excluded, with chunks of 3 rows (several chunks and a partial last one), for the LSTM
@@ -37,6 +37,13 @@ from .test_fill_sequences import _lstm as fill_lstm
 from .test_rewriting import backward_scan, rewritten, scans
 
 PASS = "scan_chunk_seq_products"
+
+
+@pytest.fixture(autouse=True)
+def _recompute(monkeypatch):
+    """The plan these tests check: the backward recomputes the products
+    (``config.reuse_forward = False``; its default "auto" records the LSTM's pre-activation)."""
+    monkeypatch.setattr(bptt.config, "reuse_forward", False)
 
 
 def _lstm(cfg, wrt_x=False):

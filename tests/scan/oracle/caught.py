@@ -24,12 +24,12 @@ CATCHES = [
     ('scan_pushout_non_seqs', 'corrupt', 0, 132),
     ('scan_pushout_invariant_nit_sots', 'corrupt', 27, 48),
     ('scan_pushout_invariant_nit_sots', 'targeted', 64, 48),
-    ('scan_pushout_seqs', 'corrupt', 27, 88),
+    ('scan_pushout_seqs', 'corrupt', 27, 69),
     ('scan_pushout_accumulators', 'corrupt', 160, 7),
     ('scan_merge', 'corrupt', 27, 39),
     ('scan_merge_outputs', 'corrupt', 84, 18),
     ('scan_merge_outputs', 'targeted', 84, 18),
-    ('scan_step_shapes', 'corrupt', 2, 155),
+    ('scan_step_shapes', 'corrupt', 2, 166),
     ('scan_save_mem', 'corrupt', 2, 215),
     ('scan_fill_sequences', 'corrupt', 107, 11),
     ('scan_fill_sequences', 'targeted', 107, 11),
@@ -41,12 +41,12 @@ CATCHES = [
     ('fuse_elemwise', 'corrupt', 2, 288),
     ('reduce_of_elemwise', 'corrupt', 0, 256),
     ('gemm_inplace', 'corrupt', 2, 69),
-    ('scan_inner_gemm', 'corrupt', 0, 264),
-    ('scan_nit_sot_into_seq', 'corrupt', 2, 116),
-    ('scan_chunk_seq_products', 'corrupt', 88, 22),
-    ('scan_seq_into_buffer', 'corrupt', 27, 47),
+    ('scan_inner_gemm', 'corrupt', 0, 266),
+    ('scan_nit_sot_into_seq', 'corrupt', 2, 130),
+    ('scan_chunk_seq_products', 'corrupt', 160, 24),
+    ('scan_seq_into_buffer', 'corrupt', 27, 45),
     ('inplace_elemwise', 'corrupt', 2, 216),
-    ('inplace_inc_subtensor', 'corrupt', 2, 248),
+    ('inplace_inc_subtensor', 'corrupt', 2, 249),
     ('remove_dead_code', 'targeted', 0, 0),
 ]
 
@@ -642,105 +642,6 @@ PROGRAMS = {
         cost='half_sq',
         sizes=(3, 2),
         seed=5715,
-    ),
-    88: Program(
-        seqs=(Seq(shape=('K', 'H'), taps=(0,)), Seq(shape=('K', 'K'), taps=(-3,))),
-        outs=(
-            Out(
-                kind='sit_sot',
-                taps=(-1,),
-                shape=('K', 'H'),
-                expr=E(
-                    'tanh',
-                    (
-                        E(
-                            'add',
-                            (
-                                E(
-                                    'dot',
-                                    (
-                                        E('leaf', (), 's0@0', ('K', 'H')),
-                                        E('leaf', (), 'n1', ('H', 'H')),
-                                    ),
-                                    None,
-                                    ('K', 'H'),
-                                ),
-                                E(
-                                    'dot',
-                                    (
-                                        E('leaf', (), 'o0@-1', ('K', 'H')),
-                                        E('leaf', (), 'n0', ('H', 'H')),
-                                    ),
-                                    None,
-                                    ('K', 'H'),
-                                ),
-                            ),
-                            None,
-                            ('K', 'H'),
-                        ),
-                    ),
-                    None,
-                    ('K', 'H'),
-                ),
-                use='cost',
-            ),
-            Out(
-                kind='nit_sot',
-                taps=(),
-                shape=('H',),
-                expr=E('leaf', (), 'n2', ('H',)),
-                use='none',
-            ),
-            Out(
-                kind='nit_sot',
-                taps=(),
-                shape=('H', 'K'),
-                expr=E(
-                    'mul',
-                    (
-                        E(
-                            'mul',
-                            (
-                                E(
-                                    'transpose',
-                                    (E('leaf', (), 'o0@-1', ('K', 'H')),),
-                                    None,
-                                    ('H', 'K'),
-                                ),
-                                E('sum', (E('leaf', (), 'n4', ('K', 'K')),), 1, ('K',)),
-                            ),
-                            None,
-                            ('H', 'K'),
-                        ),
-                        E(
-                            'dot',
-                            (
-                                E('sum', (E('leaf', (), 'o0@-1', ('K', 'H')),), 1, ('K',)),
-                                E('leaf', (), 's1@-3', ('K', 'K')),
-                            ),
-                            None,
-                            ('K',),
-                        ),
-                    ),
-                    None,
-                    ('H', 'K'),
-                ),
-                use='cost',
-            ),
-        ),
-        non_seqs=(
-            NonSeq(shape=('H', 'H')),
-            NonSeq(shape=('H', 'H')),
-            NonSeq(shape=('H',)),
-            NonSeq(shape=('K', 'K'), passed=False),
-            NonSeq(shape=('K', 'K'), source='const'),
-            NonSeq(shape=('H', 'H')),
-        ),
-        n_steps=('sym', 3),
-        steps=1,
-        cost='cube',
-        sizes=(1, 1),
-        seed=1047,
     ),
     107: Program(
         seqs=(Seq(shape=(), taps=(0,)),),
