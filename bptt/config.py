@@ -29,9 +29,9 @@
     products a loop computes for its sequences (`scan_chunk_seq_products`): each chunk of
     about ``chunk_rows / batch`` steps keeps its step cotangents (``chunk_rows`` rows)
     and adds them to the gradients with one matrix product. Fewer rows use less
-    memory and run the product in smaller, slower pieces. 256 rather than 1024: on
-    rnn-large the staging is 1 MiB instead of 4 (peak 33.7 -> 30.7 MiB) at the same
-    time within noise (docs/scan-internals.md has the measurement). Read when a
+    memory and run the product in smaller, slower pieces. 256 rather than 1024: a
+    quarter of the staging memory at the same time within noise on a large RNN
+    (docs/scan-internals.md has the measurement). Read when a
     function is compiled, so it is part of the compiled code (and of the graph memo's key).
 ``reuse_forward``
     Whether a backward loop reads the products its forward loop computed (the LSTM's

@@ -31,8 +31,8 @@ size not known to be below `MIN_INNER` (an outer product, k = 1, costs one multi
 per element, no more than the record's store and load). ``True`` records every
 such value, ``False`` none: then the backward loop recomputes the products, in
 chunks of steps where `scan_chunk_seq_products` (``product_seqs.py``) applies, with no
-T-long record (the memory-lean plan; about 25% more time on the benchmark LSTM,
-docs/scan-internals.md, "Products in chunks"). The record is a T x B x 4H array
+T-long record (the memory-lean plan, at the price of the recomputed products:
+docs/scan-internals.md, "Products in chunks", has the figures). The record is a T x B x 4H array
 on an LSTM, twice its h and c traces, unless its rows can hold it (below).
 
 Which values: those computed by a product (`Dot`) of corresponding inputs or a
