@@ -25,6 +25,7 @@ from ..graph.replace import clone_get_equiv
 from ..graph.traversal import ancestors, graph_inputs
 from .grad import scan_grad
 from .info import ROW_SUM, ScanInfo
+from .plan import NO_PLAN, StoragePlan
 from .profiling import ScanProfile
 from .rop import scan_rop
 from .step_errors import STEP_ERRORS, check_time_budget, step_error
@@ -45,22 +46,28 @@ class Scan(Op):
         One per outer sequence, to name the user's sequence in errors.
     output_labels : tuple of str, optional
         One per inner output, naming it in errors.
+    plan : StoragePlan, optional
+        Where the rows live (``bptt/scan/plan.py``); the empty plan by default.
 
-    Two Scan ops are equal when their infos are equal and their inner graphs
-    are structurally equal (`graph_signature`), so merging works on loops.
+    Two Scan ops are equal when their infos and plans are equal and their inner
+    graphs are structurally equal (`graph_signature`), so merging works on loops.
     """
 
-    __props__ = ("info", "signature")
+    __props__ = ("info", "plan", "signature")
     accepts_disconnected_output_grads = True
 
     def __init__(self, inner_inputs, inner_outputs, info, seq_origins=None, output_labels=None,
-                 profile=None):
+                 profile=None, plan=NO_PLAN):
         if not isinstance(info, ScanInfo):
             raise TypeError(f"Scan: info must be a ScanInfo, got {type(info).__name__}")
+        if not isinstance(plan, StoragePlan):
+            raise TypeError(f"Scan: plan must be a StoragePlan, got {type(plan).__name__}")
+        plan.check(info)
         equiv = clone_get_equiv(list(inner_inputs), list(inner_outputs))
         self.inner_inputs = [equiv[v] for v in inner_inputs]
         self.inner_outputs = [equiv[v] for v in inner_outputs]
         self.info = info
+        self.plan = plan
         self._check_inner()
         self.signature = graph_signature(self.inner_inputs, self.inner_outputs)
         self.seq_origins = tuple(seq_origins) if seq_origins else None
@@ -73,14 +80,11 @@ class Scan(Op):
     # -- identity -------------------------------------------------------------
     def __hash__(self):
         if self._hash is None:
-            self._hash = hash((Scan, self.info, self.signature))
+            self._hash = hash((Scan, self.info, self.plan, self.signature))
         return self._hash
 
     def __str__(self):
-        into = "".join(f", nit_sot {k} into seq {j}" for k, j in
-                       enumerate(self.info.nit_sot_into_seq) if j is not None)
-        into += "".join(f", seq {j} into {b.kind} {b.index}" for b, j in
-                        zip(self.info.buffers, self.info.seq_into_buffer) if j is not None)
+        into = self.plan.describe(self.info)
         into += "".join(f", nit_sot {k} summed " + ("over rows" if e[0] == ROW_SUM else
                                                      f"with seq {e[0]}") + f" (chunks of {e[1]} rows)"
                         for k, e in enumerate(self.info.nit_sot_sums) if e is not None)
@@ -317,7 +321,7 @@ class Scan(Op):
     def _nit_rows(self, k, length, row_shape, inputs):
         """Where nit_sot `k` is stored: fresh rows, or its sequence's (`nit_sot_into_seq`)."""
         dtype = self.inner_outputs[self.info.inner_out_nit_sot[k]].type.dtype
-        j = self.info.nit_sot_seq(k)
+        j = self.plan.nit_sot_seq(k)
         if j is not None:
             # The rewrite proved row t is read by step t only; a row shape that differs at
             # run time keeps fresh rows (the write then names the step).
@@ -328,7 +332,7 @@ class Scan(Op):
         return np.empty((length,) + row_shape, dtype=dtype)
 
     def _held_seq(self, s, inputs):
-        j = self.info.buffer_seq(s)
+        j = self.plan.buffer_seq(s)
         return None if j is None else inputs[self.info.outer_in_seqs[j]]
 
     def _alloc_buffer(self, b, init, n, seq=None):
@@ -698,7 +702,7 @@ def _in_time_order(buf, total):
 
 def _rows_after(init, seq, extent, n):
     """Whether `seq` is exactly the rows of C-contiguous `init` after its first `extent`
-    (so the loop may keep its buffer in `init`: `ScanInfo.seq_into_buffer`)."""
+    (so the loop may keep its buffer in `init`: `StoragePlan.seq_into_buffer`)."""
     if not (isinstance(seq, np.ndarray) and init.flags.c_contiguous and init.flags.writeable
             and seq.dtype == init.dtype and seq.shape[1:] == init.shape[1:]
             and seq.strides == init.strides and len(init) >= extent + n and len(seq) >= n):

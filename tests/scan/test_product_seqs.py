@@ -69,8 +69,8 @@ def test_lstm_gradient_keeps_no_stacked_product(name):
     assert [w.name for w in _chunked(fwd).values()] == ["Wx"]
     assert sorted(w.name for w in _chunked(bwd).values()) == ["Wh", "Wx"]
     # the gate cotangent (summed in chunks) is staged in its own rows
-    info = bwd.op.info
-    assert not {info.nit_sot_seq(k) for k in range(info.n_nit_sot)} & set(_chunked(bwd))
+    info, plan = bwd.op.info, bwd.op.plan
+    assert not {plan.nit_sot_seq(k) for k in range(info.n_nit_sot)} & set(_chunked(bwd))
     assert "times non-seq" in str(bwd.op)
 
 
@@ -88,11 +88,11 @@ def test_the_gradient_of_x_is_stacked_in_its_own_rows():
     # dX gets rows of its own, as it did whenever In != 4H
     ins, outs = _lstm({}, wrt_x=True)
     before = rewritten(ins, outs, exclude=(PASS,))
-    assert any(j is not None for j in backward_scan(before).op.info.nit_sot_into_seq)
+    assert any(j is not None for j in backward_scan(before).op.plan.nit_sot_into_seq)
     fg = rewritten(ins, outs)
     bwd = backward_scan(fg)
     assert sorted(w.name for w in _chunked(bwd).values()) == ["Wh", "Wx"]
-    assert not any(j is not None for j in bwd.op.info.nit_sot_into_seq)
+    assert not any(j is not None for j in bwd.op.plan.nit_sot_into_seq)
     assert not _outer_products(fg)
 
 
@@ -144,7 +144,7 @@ def test_the_recorded_pre_activation_is_left_alone(monkeypatch):
     fg = rewritten(ins, outs)
     bwd = backward_scan(fg)
     (fwd,) = [n for n in scans(fg) if n is not bwd]
-    assert fwd.op.info.nit_sot_into_seq == (0,)      # z recorded in x @ Wx's rows
+    assert fwd.op.plan.nit_sot_into_seq == (0,)      # z recorded in x @ Wx's rows
     assert not _chunked(fwd) and not _chunked(bwd)
 
 
@@ -168,7 +168,7 @@ def test_a_users_product_sequence(case):
         assert [w.name for w in _chunked(node).values()] == ["W"]
         assert not _outer_products(fg)
     elif case == "trace":       # the whole h trace holds the product's rows (seq_into_buffer)
-        assert not _chunked(node) and node.op.info.seq_into_buffer
+        assert not _chunked(node) and node.op.plan.seq_into_buffer
     else:   # another reader keeps the product computed; an until loop is left alone
         assert not _chunked(node)
 
