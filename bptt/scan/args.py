@@ -66,11 +66,12 @@ class ScanArgs:
     def from_node(cls, node):
         """The view of an existing Scan node."""
         op, info = node.op, node.op.info
-        if info.seq_products:
-            # Not carried: the sequence would silently become X instead of X @ W.
+        if op.plan.seq_products:
+            # Not dropped with the rest of the plan: the sequence would silently become X
+            # instead of X @ W.
             raise ValueError(f"ScanArgs: {info.label} reads sequence products "
-                             f"(seq_products={info.seq_products}), set by the last scan rewrite; "
-                             f"no rewrite may edit such a scan")
+                             f"(seq_products={op.plan.seq_products}), set by a storage-plan "
+                             f"rewrite; no rewrite may edit such a scan")
         ins, outs = node.inputs, node.outputs
         ii, io = op.inner_inputs, op.inner_outputs
         a = cls()

@@ -118,14 +118,7 @@ class ScanInfo:
         rows*, the output is ``sum over executed steps t of y_t.sum(axis=0)``
         (1-d, a bias gradient; one column sum per chunk). Set only by
         `scan_chunk_accumulators`.
-    seq_products : tuple of (tuple of int or None)
-        Empty, or one entry per sequence: None, or ``(w, rows)``: the
-        sequence's outer value is the left factor ``X`` (3-d, rows of
-        ``(B, In)``) of a product with non-sequence `w` (a matrix ``(In, N)``),
-        and step t reads ``X[t] @ W`` (``(B, N)``). The product is computed in
-        chunks of about `rows` stacked rows (one gemm per chunk, into a few
-        steps' rows of working space) instead of a T-long array. Set only by
-        ``bptt/scan/rewriting/product_seqs.py``. Where rows live (the homes)
+        Where rows live (the homes) and which sequences are read as products
         is not here but in the op's `StoragePlan` (``bptt/scan/plan.py``).
     name : str or None
         For messages and profiles; not part of equality (equal loops merge).
@@ -143,7 +136,6 @@ class ScanInfo:
     truncate_gradient: int = -1
     buffer_rows: tuple = ()
     nit_sot_sums: tuple = ()
-    seq_products: tuple = ()
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -158,8 +150,6 @@ class ScanInfo:
         fix(self, "buffer_rows", rows if any(r is not None for r in rows) else ())
         sums = tuple(None if e is None else tuple(int(x) for x in e) for e in self.nit_sot_sums)
         fix(self, "nit_sot_sums", sums if any(e is not None for e in sums) else ())
-        prods = tuple(None if e is None else tuple(int(x) for x in e) for e in self.seq_products)
-        fix(self, "seq_products", prods if any(e is not None for e in prods) else ())
         self._validate()
 
     def _validate(self):
@@ -186,30 +176,6 @@ class ScanInfo:
                 if b.ring and (b.kind == "mit_mot" or b.rows < b.extent + 1):
                     raise ValueError(f"ScanInfo: {b.kind} {b.index} cannot be a ring of "
                                      f"{b.rows} rows (mit_sot/sit_sot only, >= extent + 1)")
-        self._validate_products()
-
-    def _validate_products(self):
-        # A summed nit_sot reads its sequence's rows (the homes' own check: `StoragePlan`).
-        taken = {e[0] for e in self.nit_sot_sums if e is not None}
-        if self.seq_products and (
-                len(self.seq_products) != self.n_seqs or self.as_while
-                or not all(e is None or (len(e) == 2 and 0 <= e[0] < self.n_non_seqs
-                                         and e[1] >= 1 and j not in taken)
-                           for j, e in enumerate(self.seq_products))):
-            raise ValueError(f"ScanInfo: seq_products needs one entry per sequence "
-                             f"({self.n_seqs}), None or (non-sequence index, rows >= 1) for a "
-                             f"sequence no nit_sot or state is stored in or summed with, and no "
-                             f"until, got "
-                             f"{self.seq_products}")
-
-    def seq_product(self, j):
-        """``(w, rows)`` if sequence `j` is read as ``seq_j[t] @ non_seq_w`` (`seq_products`)."""
-        return self.seq_products[j] if self.seq_products else None
-
-    @property
-    def product_seqs(self):
-        """``(j, w, rows)`` for each sequence read as ``seq_j[t] @ non_seq_w``."""
-        return tuple((j, *e) for j, e in enumerate(self.seq_products) if e is not None)
 
     def _validate_sums(self):
         sums = [e for e in self.nit_sot_sums if e is not None]

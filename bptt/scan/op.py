@@ -84,12 +84,11 @@ class Scan(Op):
         return self._hash
 
     def __str__(self):
-        into = self.plan.describe(self.info)
+        into = self.plan.describe_homes(self.info)
         into += "".join(f", nit_sot {k} summed " + ("over rows" if e[0] == ROW_SUM else
                                                      f"with seq {e[0]}") + f" (chunks of {e[1]} rows)"
                         for k, e in enumerate(self.info.nit_sot_sums) if e is not None)
-        into += "".join(f", seq {j} times non-seq {e[0]} (chunks of {e[1]} rows)"
-                        for j, e in enumerate(self.info.seq_products) if e is not None)
+        into += self.plan.describe_products()
         return f"Scan{{{self.info.name or 'scan'}{into}}}"
 
     __repr__ = __str__
@@ -167,10 +166,10 @@ class Scan(Op):
 
     def _seq_rows(self, k, inputs):
         """What sequence `k`'s rows are: its outer input, or, when the step reads
-        ``X[t] @ W`` (`ScanInfo.seq_products`), a variable of that product's type."""
+        ``X[t] @ W`` (`StoragePlan.seq_products`), a variable of that product's type."""
         from ..tensor.type import TensorType
 
-        e, x = self.info.seq_product(k), inputs[self.info.outer_in_seqs[k]]
+        e, x = self.plan.seq_product(k), inputs[self.info.outer_in_seqs[k]]
         if e is None:
             return x
         w = inputs[self.info.outer_in_non_seqs[e[0]]]
@@ -261,7 +260,7 @@ class Scan(Op):
         args = [None] * info.n_inner_inputs
         for i, j in zip(info.inner_in_non_seqs, info.outer_in_non_seqs):
             args[i] = inputs[j]
-        factor = {k: inputs[info.outer_in_non_seqs[wk]] for k, wk, _ in info.product_seqs}
+        factor = {k: inputs[info.outer_in_non_seqs[wk]] for k, wk, _ in self.plan.product_seqs}
         seqs = [(i, inputs[j], factor.get(k))
                 for k, (i, j) in enumerate(zip(info.inner_in_seqs, info.outer_in_seqs))]
         for t in range(n):
@@ -418,7 +417,7 @@ class Scan(Op):
     def product_error(self, inputs):
         """The message for a sequence read as ``X[t] @ W`` whose `W` does not fit, else None."""
         info = self.info
-        for j, wk, _ in info.product_seqs:
+        for j, wk, _ in self.plan.product_seqs:
             x = np.shape(inputs[info.outer_in_seqs[j]])
             w = np.shape(inputs[info.outer_in_non_seqs[wk]])
             if x[2] != w[0]:
@@ -468,7 +467,7 @@ class Scan(Op):
         args = [None] * info.n_inner_inputs
         for k, (i, j) in enumerate(zip(info.inner_in_seqs, info.outer_in_seqs)):
             seq = np.asarray(inputs[j])
-            e = info.seq_product(k)
+            e = self.plan.seq_product(k)
             row = seq.shape[1:] if e is None else \
                 seq.shape[1:2] + np.shape(inputs[info.outer_in_non_seqs[e[0]]])[1:]
             args[i] = np.zeros(row, seq.dtype)
@@ -499,10 +498,10 @@ class Scan(Op):
         if self.info.nit_sot_sums:
             raise NotImplementedError(f"{self.info.label}: {what} of a scan whose nit_sots "
                                       f"are summed (nit_sot_sums={self.info.nit_sot_sums})")
-        if self.info.seq_products:
+        if self.plan.seq_products:
             raise NotImplementedError(f"{self.info.label}: {what} of a scan that computes "
                                       f"sequence products in chunks "
-                                      f"(seq_products={self.info.seq_products})")
+                                      f"(seq_products={self.plan.seq_products})")
 
     # -- symbolic properties --------------------------------------------------------------
     def inner_connection_pattern(self):
@@ -630,7 +629,7 @@ class Scan(Op):
         per_inner = [None] * info.n_inner_inputs
         for k, (i, j) in enumerate(zip(info.inner_in_seqs, info.outer_in_seqs)):
             per_inner[i] = tuple(input_shapes[j])[1:]
-            e = info.seq_product(k)
+            e = self.plan.seq_product(k)
             if e is not None:   # rows of X[t] @ W: (B, N)
                 per_inner[i] = per_inner[i][:1] + tuple(input_shapes[info.outer_in_non_seqs[e[0]]])[1:]
         for b in info.buffers:

@@ -13,7 +13,7 @@ both loops, over six chunked products. Values: NUMBA and PY against PY with the 
 excluded, with chunks of 3 rows (several chunks and a partial last one), for the LSTM
 configurations, the LSTM gradient of X with everything, and the GRU plain and with
 everything, hypothesis over T (0 and 1 included), B, In, H and n_steps; a sequence whose steps are not one row stride apart. Errors: a matrix of the
-wrong height names the scan and the sizes; `ScanInfo` and `ScanArgs` refuse what they
+wrong height names the scan and the sizes; `StoragePlan` and `ScanArgs` refuse what they
 cannot carry.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from hypothesis import given, settings
 import bptt
 import bptt.tensor as T
 from bptt.scan.args import ScanArgs
-from bptt.scan.info import ScanInfo
+from bptt.scan.plan import StoragePlan
 from bptt.tensor.math import Dot
 from bptt.tensor.product_rows import ProductRows
 
@@ -53,7 +53,7 @@ def _chunked(node):
     """{sequence index: the outer matrix it is multiplied by} of a Scan node."""
     info = node.op.info
     return {j: node.inputs[info.outer_in_non_seqs[e[0]]]
-            for j, e in enumerate(info.seq_products) if e is not None}
+            for j, e in enumerate(node.op.plan.seq_products) if e is not None}
 
 
 @pytest.mark.parametrize("name", sorted(LSTM_CONFIGS))
@@ -134,7 +134,7 @@ def test_gru_gradient_moves_its_gate_expressions_into_the_loops():
     info = bwd.op.info
     # what is left as plain sequences: the trace rows, X[::-1] and the loss cotangent's
     plain = [bwd.inputs[info.outer_in_seqs[j]] for j in range(info.n_seqs)
-             if info.seq_product(j) is None]
+             if bwd.op.plan.seq_product(j) is None]
     assert len(plain) <= 4, plain
 
 
@@ -257,7 +257,7 @@ def test_a_matrix_of_the_wrong_height_is_named(mode):
         under(*data)
 
 
-# -- what ScanInfo and ScanArgs refuse ----------------------------------------------------------
+# -- what StoragePlan and ScanArgs refuse --------------------------------------------------------
 def _node():
     ins, outs = lstm_grad_graph()
     fg = rewritten(ins, outs)
@@ -265,17 +265,22 @@ def _node():
     return bwd
 
 
-def test_scan_info_validates_seq_products():
-    info = _node().op.info
+def test_storage_plan_validates_seq_products():
+    op = _node().op
+    info = op.info
+    check = lambda products: StoragePlan(seq_products=products).check(info)  # noqa: E731
     with pytest.raises(ValueError, match="seq_products needs one entry per sequence"):
-        dataclasses.replace(info, seq_products=((0, 8),))
+        check(((0, 8),))
     with pytest.raises(ValueError, match="seq_products"):
-        dataclasses.replace(info, seq_products=((info.n_non_seqs, 8),) + (None,) * (info.n_seqs - 1))
+        check(((info.n_non_seqs, 8),) + (None,) * (info.n_seqs - 1))
     with pytest.raises(ValueError, match="seq_products"):   # summed with: its rows are read
         j = info.nit_sot_sums[0][0]
-        dataclasses.replace(info, seq_products=tuple((0, 8) if k == j else None
-                                                     for k in range(info.n_seqs)))
-    assert ScanInfo(1, (), (), (), 1, 0, 0, 1, seq_products=(None,)).seq_products == ()
+        check(tuple((0, 8) if k == j else None for k in range(info.n_seqs)))
+    with pytest.raises(ValueError, match="seq_products"):   # a home: its memory holds rows
+        home = StoragePlan(nit_sot_into_seq=(0,) + (None,) * (info.n_nit_sot - 1))
+        dataclasses.replace(home, seq_products=((0, 8),) + (None,) * (info.n_seqs - 1)).check(info)
+    check(op.plan.seq_products)
+    assert StoragePlan(seq_products=(None,)).seq_products == ()
 
 
 def test_scan_args_refuses_a_scan_with_seq_products():

@@ -11,7 +11,7 @@ two more.
 This pass (after `scan_nit_sot_into_seq`, before `scan_seq_into_buffer`, after
 every pass that edits a scan through `ScanArgs`) gives the product back to the loop without
 giving up the GEMM rate: the loop computes the rows of ``x @ W`` for a chunk
-of steps at once (``ScanInfo.seq_products``; one gemm over about
+of steps at once (``StoragePlan.seq_products``; one gemm over about
 ``config.chunk_rows`` stacked rows into a few steps' rows of working space,
 ``bptt/link/numba/dispatch/scan/products.py``) and step t reads its row::
 
@@ -211,7 +211,7 @@ def _plans(fgraph, skip):
             continue
         homes = buffer_homes(fgraph, node)
         for j in range(node.op.info.n_seqs):
-            if node.op.info.seq_product(j) is None and (node, j) not in skip:
+            if node.op.plan.seq_product(j) is None and (node, j) not in skip:
                 plan = _plan(fgraph, node, j, homes)
                 if plan is not None:
                     plans[node, j] = plan
@@ -248,7 +248,7 @@ def _rebuild(node, plans):
     inner_seqs = [op.inner_inputs[i] for i in info.inner_in_seqs]
     non_seqs = [ins[i] for i in info.outer_in_non_seqs]
     inner_ns = [op.inner_inputs[i] for i in info.inner_in_non_seqs]
-    products = [info.seq_product(j) for j in range(info.n_seqs)]
+    products = [op.plan.seq_product(j) for j in range(info.n_seqs)]
     origins = list(op.seq_origins) if op.seq_origins else None
     into = list(op.plan.nit_sot_into_seq) or [None] * info.n_nit_sot
     free = sorted(plans)            # slots of the moved sequences, taken by products first
@@ -366,10 +366,10 @@ def _node_without_slots(node, loop, free, replace):
     inner_outs = clone_replace(op.inner_outputs, replace)
     states = op.inner_inputs[info.n_seqs:info.inner_in_non_seqs.start]
     outer_states = ins[info.outer_in_seqs.stop:info.outer_in_non_seqs.start]
-    new_info = dataclasses.replace(
-        info, n_seqs=len(seqs), n_non_seqs=len(non_seqs), seq_products=tuple(products),
-        nit_sot_sums=sums)
-    plan = StoragePlan(nit_sot_into_seq=tuple(into), seq_into_buffer=held)
+    new_info = dataclasses.replace(info, n_seqs=len(seqs), n_non_seqs=len(non_seqs),
+                                   nit_sot_sums=sums)
+    plan = StoragePlan(nit_sot_into_seq=tuple(into), seq_into_buffer=held,
+                       seq_products=tuple(products))
     new_op = Scan(inner_seqs + states + inner_ns, inner_outs, new_info, seq_origins=origins,
                   output_labels=op.output_labels, profile=op.profile, plan=plan)
     new = new_op.make_node(ins[0], *seqs, *outer_states, *non_seqs)
