@@ -34,7 +34,7 @@ initial value's rows after the first (checked once per call).
   reversed view is fresh memory in the loop's order and qualifies);
 * the sequence row and the state have the same dtype and ndim and static shapes
   that do not contradict; the loop compares the run-time layout once per call
-  (`Scan._alloc_buffer`, the numba lowering's buffers.py) and otherwise keeps a fresh
+  (`perform._alloc_buffer`, the numba lowering's buffers.py) and otherwise keeps a fresh
   buffer;
 * no inner output but the state's own may be a view of the sequence row: the
   row is overwritten when the state is written, before nit_sots, shared values
