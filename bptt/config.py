@@ -48,12 +48,14 @@
     runs every product on one thread (bptt/link/blas_threads.py). ``n`` runs every
     product on ``n`` threads. Read at every call: no recompilation.
 ``compile_in_background``
-    Default of `bptt.function`'s ``compile_in_background`` (``BPTT_COMPILE_IN_BACKGROUND=1``;
-    off by default): a NUMBA function not in the disk cache runs in PY mode while a
-    child process compiles it, when a core is idle for the child, then switches to the
-    compiled code (bptt/compile/background.py). Off by default because the first calls'
-    values are then PY mode's (equal to rounding, not bit for bit) and a script that
-    exits early spends a core on a compile it never uses.
+    Default of `bptt.function`'s ``compile_in_background``; on unless
+    ``BPTT_COMPILE_IN_BACKGROUND=0``. A NUMBA function not in the disk cache runs
+    in PY mode at once while a child process compiles it, when a core is idle for
+    the child, then switches to the compiled code (bptt/compile/background.py): a
+    training script shows its first results as soon as PY mode could, instead of
+    after numba's cold compile. The first calls' values are PY mode's (equal to
+    rounding, not bit for bit). Turn it off to time the compiled code from the
+    first call, or call ``f.wait_for_compile()`` before timing.
 """
 from __future__ import annotations
 
@@ -81,7 +83,7 @@ class _Config:
         self.reuse_forward = os.environ.get("BPTT_REUSE_FORWARD", "") not in ("", "0")
         self.blas_threads = _int_from_env("BPTT_BLAS_THREADS", 0)
         self.compile_in_background = os.environ.get(
-            "BPTT_COMPILE_IN_BACKGROUND", "") not in ("", "0")
+            "BPTT_COMPILE_IN_BACKGROUND", "1") not in ("", "0")
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float32", "float64"):

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import bptt.link.numba.runtime  # noqa: F401  (loads blas: the two import each other)
 from bptt.link.numba import blas
 from tests.strategies import assert_same
 

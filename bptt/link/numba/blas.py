@@ -56,27 +56,20 @@ import importlib.util
 import os
 import sys
 
-if "bptt.link.numba.runtime" not in sys.modules:
-    # runtime re-exports this module at its end; entered here first, runtime would see
-    # a half-built module. Let runtime import this module whole; `import` returns that
-    # copy (the one in sys.modules), this partial one is dropped.
-    del sys.modules[__name__]
-    importlib.import_module("bptt.link.numba.runtime")
+from llvmlite import binding as llvm
+from llvmlite import ir
+from numba.core import cgutils, types
+import numba
+from numba.np.arrayobj import _empty_nd_impl
+from numba.core.errors import TypingError
+from numba.extending import get_cython_function_address, intrinsic
 
-from llvmlite import binding as llvm  # noqa: E402
-from llvmlite import ir  # noqa: E402
-from numba.core import cgutils, types  # noqa: E402
-import numba  # noqa: E402
-from numba.np.arrayobj import _empty_nd_impl  # noqa: E402
-from numba.core.errors import TypingError  # noqa: E402
-from numba.extending import get_cython_function_address, intrinsic  # noqa: E402
-
-from .. import blas_threads  # noqa: E402
-from .alloc_runtime import alloc_empty  # noqa: E402
-from .blas_library import (  # noqa: E402
+from .. import blas_threads
+from .alloc_runtime import alloc_empty
+from .blas_library import (
     numpy_openblas, numpy_openblas_addresses, numpy_openblas_threads)
-from .runtime import OPTIONS, jit  # noqa: E402
-from .separate import separately  # noqa: E402
+from .jitting import OPTIONS, jit
+from .separate import separately
 
 __all__ = ["gemm_into", "gemm_fresh", "dot_mm", "dot_mv", "dot_vm", "dot_vv",
            "gemm_into_call", "gemm_fresh_call"]

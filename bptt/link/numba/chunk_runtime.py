@@ -19,7 +19,7 @@ written into every scan loop would be compiled again for every summed nit_sot
 """
 from .alloc_runtime import copy_into, strided_view
 from .blas import _like, gemm_into_call
-from .runtime import jit
+from .jitting import jit
 from .separate import separately
 
 __all__ = ["chunk_stage_call", "chunk_product_call", "chunk_row_sum_call", "seq_product_call"]
