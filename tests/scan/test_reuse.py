@@ -64,12 +64,12 @@ def test_backward_reads_the_recorded_pre_activation(name):
     assert not _recomputes_h_wh(after)
     assert not _multiplies_a_row(bwd.op)
     # the recorded z lives in the rows of the forward's pushed-out x @ Wx ...
-    assert fwd.op.info.n_nit_sot == 1 and fwd.op.info.nit_sot_into_seq == (0,)
+    assert fwd.op.info.n_nit_sot == 1 and fwd.op.plan.nit_sot_into_seq == (0,)
     z = fwd.outputs[fwd.op.info.outer_out_nit_sot[0]]
     # ... and the backward reads it reversed, storing its gate cotangent in its rows
     seqs = [bwd.inputs[p] for p in bwd.op.info.outer_in_seqs]
     (j,) = [j for j, s in enumerate(seqs) if s.owner.inputs[0] is z]
-    assert j in bwd.op.info.nit_sot_into_seq
+    assert j in bwd.op.plan.nit_sot_into_seq
 
 
 def test_until_loops_are_left_alone():

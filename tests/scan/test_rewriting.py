@@ -182,7 +182,7 @@ def test_backward_reads_the_forward_product_of_the_reversed_sequence(monkeypatch
                 if isinstance(n.op, Dot) and any(i is Wx for i in n.inputs)]
         assert len(on_x) == products    # was 2: x @ Wx forward, x[::-1] @ Wx backward
         chunked = [n.inputs[n.op.info.outer_in_non_seqs[e[0]]] for n in scans(fg)
-                   for e in n.op.info.seq_products if e is not None]
+                   for e in n.op.plan.seq_products if e is not None]
         assert chunked.count(Wx) == 2 * (1 - products)   # forward and backward loops
 
 

@@ -109,7 +109,7 @@ def seq_product(out, x, x_lo, kk, w):
     """``out[m] = x[x_lo + m] @ w`` for m < kk (``out[kk - 1 - m]`` when `x` runs
     backwards in memory, so that one gemm reads the block in memory order).
 
-    A sequence read as ``x_t @ W`` (``ScanInfo.seq_products``): `out` holds one
+    A sequence read as ``x_t @ W`` (``StoragePlan.seq_products``): `out` holds one
     chunk of steps, `x` is the (T, B, In) sequence (the backward scan's reversed
     trace has a negative step stride), `w` the (In, N) matrix.
     """

@@ -240,7 +240,7 @@ def _forward_candidates(bwd):
 
 def _eligible(node):
     info = node.op.info
-    return not info.as_while and not info.nit_sot_into_seq
+    return not info.as_while and not node.op.plan.nit_sot_into_seq
 
 
 def _reuse(fgraph, bwd, fwd):
