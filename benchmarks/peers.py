@@ -95,6 +95,9 @@ import time
 
 import numpy as np
 
+# time the compiled code from the first call, not PY calls while it compiles
+os.environ.setdefault("BPTT_COMPILE_IN_BACKGROUND", "0")
+
 THREAD_ENV = {
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",

@@ -322,7 +322,8 @@ line names the pass and the bug)."""
 
 @contextlib.contextmanager
 def reuse_forward_on():
-    """Turn on `scan_reuse_forward`, which is off unless ``config.reuse_forward``."""
+    """Run `scan_reuse_forward` with ``config.reuse_forward = True`` (every product value
+    recorded, not only those "auto" finds worth it)."""
     from bptt.config import config
 
     keep, config.reuse_forward = config.reuse_forward, True
@@ -333,7 +334,7 @@ def reuse_forward_on():
 
 
 #: passes off by default -> the context manager turning them on
-ENABLING = {"scan_reuse_forward": reuse_forward_on}
+ENABLING = {}
 
 
 def enabled(name):
