@@ -62,8 +62,9 @@ def test_a_map_is_whole_array_operations(mode, taps, backwards, row, data):
     n_steps = data.draw(st.one_of(st.none(), st.integers(0, length - (hi - lo))), label="n")
     u = T.tensor("float64", (None,) + row, name="u")
     n = T.lscalar("n")
+    given_n = None if n_steps is None else data.draw(st.sampled_from([n, n_steps]), label="as")
     out, _ = bptt.scan(_map_step(taps), sequences=dict(input=u, taps=taps),
-                       n_steps=n if n_steps is not None else None, go_backwards=backwards)
+                       n_steps=given_n, go_backwards=backwards)
     ins = [u, n]
     f = compiled(ins, [out], mode)
     kept = compiled(ins, [out], "PY", exclude=PASSES)
@@ -200,3 +201,75 @@ def test_a_too_short_initial_state_raises_the_loop_s_error(mode):
     with pytest.raises(ValueError) as got:
         f(*args)
     assert str(got.value) == str(want.value)
+
+
+def _state_rows_loop(seq_taps, state_taps, backwards, n_kind, row):
+    """A mit_sot/sit_sot copying ``f`` of sequence rows, and a nit_sot reading its taps."""
+    u, W, n = T.tensor("float64", (None,) + row, name="u"), T.tensor(
+        "float64", row * 2, name="W"), T.lscalar("n")
+    init = T.tensor("float64", (None,) + row, name="init") if state_taps != [-1] else \
+        T.tensor("float64", row, name="init")
+    k = len(seq_taps)
+
+    def step(*rest):
+        rows, prev, w = rest[:k], rest[k:-1], rest[-1]
+        new = sum((c + 1.0) * r for c, r in enumerate(rows)) + 0.5
+        mixed = rows[0] - sum(prev)
+        return new, (T.dot(mixed, w) if row else mixed * w)
+
+    n_steps = {"none": None, "const": 3, "sym": n}[n_kind]
+    outs, _ = bptt.scan(step, sequences=dict(input=u, taps=seq_taps), non_sequences=[W],
+                        outputs_info=[dict(initial=init, taps=state_taps), None],
+                        n_steps=n_steps, go_backwards=backwards)
+    return [u, W, init, n], outs
+
+
+def _state_rows_numpy(x, w, init, seq_taps, state_taps, n_steps, backwards):
+    extent = -min(state_taps)
+    buf = list(np.reshape(init, (-1,) + x.shape[1:])[:extent])
+    zs = []
+    for t, rows in enumerate(_positions(len(x), seq_taps, n_steps, backwards)):
+        r = [x[i] for i in rows]
+        prev = sum(buf[extent + t + j] for j in state_taps)
+        zs.append((r[0] - prev) @ w if x.ndim > 1 else (r[0] - prev) * w)
+        buf.append(sum((c + 1.0) * v for c, v in enumerate(r)) + 0.5)
+    return np.array(buf[extent:]).reshape((-1,) + x.shape[1:]), np.array(zs)
+
+
+@settings(max_examples=12, deadline=None)   # each example compiles a new loop
+@given(seq_taps=st.lists(st.integers(-2, 2), min_size=1, max_size=2, unique=True),
+       state_taps=st.sampled_from([[-1], [-2], [-2, -1], [-3, -1]]), backwards=st.booleans(),
+       n_kind=st.sampled_from(["none", "const", "sym"]), row=st.sampled_from([(), (3,)]),
+       data=st.data())
+def test_a_state_copying_rows_matches_the_loop(mode, seq_taps, state_taps, backwards, n_kind,
+                                               row, data):
+    """Over sequence taps, state taps, directions and n_steps (None, a constant, symbolic,
+    too many for the sequence): the loop's values, or its error, and no product in the step."""
+    span = max(max(seq_taps), 0) - min(min(seq_taps), 0)
+    length = data.draw(st.integers(span + 1, span + 5), label="length")
+    steps = {"none": length - span, "const": 3,
+             "sym": data.draw(st.integers(0, length - span + 1), label="n")}[n_kind]
+    ins, outs = _state_rows_loop(seq_taps, state_taps, backwards, n_kind, row)
+    f = compiled(ins, outs, mode)
+    (loop,) = _scans(f)
+    rng = np.random.default_rng(length)
+    extent = -min(state_taps)
+    init = rng.normal(size=((extent,) if state_taps != [-1] else ()) + row)
+    args = [rng.normal(size=(length,) + row), rng.normal(size=row * 2), init, steps]
+    try:
+        want = _reference(ins, outs, args)
+    except ValueError as e:
+        assert length - span < steps
+        with pytest.raises(ValueError) as got:
+            f(*args)
+        assert str(got.value) == str(e)
+        return
+    if row:
+        assert not any(isinstance(nd.op, Dot) for nd in toposort_inner(loop.op))
+    got = f(*args)
+    state, zs = _state_rows_numpy(args[0], args[1], init, seq_taps, state_taps,
+                                  None if n_kind == "none" else steps, backwards)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    np.testing.assert_allclose(got[0].reshape(state.shape), state, rtol=1e-12)
+    np.testing.assert_allclose(got[1].reshape(zs.shape), zs, rtol=1e-12)

@@ -48,7 +48,7 @@ from ...tensor.assertion import check
 from ...tensor.basic import alloc, join
 from ...tensor.math import eq, ge, maximum, neq, or_
 from ...tensor.rewriting.constant_folding import is_stateful
-from ...tensor.shape import shape_i, shape_tuple
+from ...tensor.shape import shape_i, shape_tuple, specify_shape
 from ...tensor.subtensor import getitem
 from ..args import ScanArgs
 from ..op import Scan
@@ -166,6 +166,14 @@ def _state_buffer(node, args, kind, taps, y, init, rows):
     return join(0, getitem(init, slice(None, extent)), rows), extent
 
 
+def _typed_as(out, value):
+    """`value` with the static sizes of the loop output `out` it replaces (a constant
+    n_steps makes the output's length static; the rows computed outside do not know it)."""
+    if all(a is None or b is not None for a, b in zip(out.type.shape, value.type.shape)):
+        return value
+    return specify_shape(value, out.type.shape)
+
+
 # -- a loop that is a map ---------------------------------------------------------------------
 @node_rewriter([Scan])
 def scan_pushout_rows(fgraph, node):
@@ -186,8 +194,8 @@ def scan_pushout_rows(fgraph, node):
     for kind, _, taps, _, y, init, out in _states(args):
         repl[out] = _state_buffer(node, args, kind, taps, y, init, rows[y])[0]
     mark_moved_out(fgraph, node, {y: rows[y] for y in rows})
-    repl = {out: _sequence_checks(fgraph, v, node, args) for out, v in repl.items()
-            if fgraph.clients.get(out)}
+    repl = {out: _typed_as(out, _sequence_checks(fgraph, v, node, args))
+            for out, v in repl.items() if fgraph.clients.get(out)}
     if not repl or not all(can_replace(out, v) for out, v in repl.items()):
         return None
     return repl
@@ -216,7 +224,7 @@ def scan_state_rows(fgraph, node):
         for k, i in zip(taps, ins):
             mapping[i] = args.add_seq(getitem(buffer, slice(extent + k, extent + k + n)),
                                       inner_type=i.type, origin=origin)
-        repl[out] = buffer
+        repl[out] = _typed_as(out, buffer)
     args.replace_inner(mapping)
     for kind, j, *_ in sorted(found, key=lambda s: (s[0], s[1]), reverse=True):
         args.remove(kind, j)
