@@ -20,7 +20,6 @@ from bptt.compile.passes import pm
 from .oracle import mutate
 from .oracle.caught import CATCHES, PROGRAMS
 from .oracle.check import Evaluation, agree
-from .oracle.program import E, NonSeq, Out, Program, Seq
 from .test_oracle import ISSUE_PUSHOUT
 
 #: passes whose generic corruption no oracle program shows, and why; each has a targeted
@@ -32,26 +31,8 @@ NO_CORRUPTION = {
 }
 
 
-def _leaf(name, shape):
-    return E("leaf", (), name, shape)
-
-
-#: Theano's test_pushout_dot with two taps: o0 copies s0's rows (a mit_sot, taps [-2, -1]),
-#: o1 = dot(s0_t + o0_{t-2} + o0_{t-1}, n0) reads it
-STATE_COPY = Program(
-    seqs=(Seq(("H",), (0,)),), non_seqs=(NonSeq(("H", "K")),),
-    outs=(Out("mit_sot", (-2, -1), ("H",), _leaf("s0@0", ("H",))),
-          Out("nit_sot", (), ("K",), E("dot", (E("add", (E("add", (
-              _leaf("s0@0", ("H",)), _leaf("o0@-2", ("H",))), None, ("H",)),
-              _leaf("o0@-1", ("H",))), None, ("H",)), _leaf("n0", ("H", "K"))), None, ("K",)))),
-    steps=4, sizes=(2, 3), seed=5)
-
-
 #: (pass, mutation kind, program, why no program of the draw catches it)
 HAND_WRITTEN = [
-    ("scan_state_rows", "targeted", STATE_COPY,
-     "a state that only copies sequence rows, with two initial rows (one row hides the "
-     "off-by-one), is rare in the draw: it fired on one program, of one initial row"),
     ("scan_pushout_seqs", "targeted", ISSUE_PUSHOUT,
      "the rank bug needs a sequence of 0-d rows times a row operand with more steps than H "
      "(size-1 or equal sizes broadcast it away), which the draw's 69 firing programs lack"),
