@@ -225,6 +225,31 @@ def test_strict_scan_with_a_free_variable_raises_missing_input():
     assert isinstance(info.value, ValueError)
 
 
+def test_a_variable_read_only_by_a_scan_update_is_passed_into_the_loop():
+    """Theano's TestMissingInputError: Theano raised MissingInputError for `inc`, read only
+    by the update; bptt passes it into the loop like any free variable of the step."""
+    c, inc = theano.shared(0.0), T.dscalar("inc")
+    _, updates = theano.scan(lambda: (T.zeros(()), {c: c + inc}), n_steps=20)
+    f = theano.function(inputs=[inc], outputs=[], updates=updates, mode="PY")
+    f(1.5)
+    assert c.get_value() == 30.0
+
+
+def test_an_initial_state_broadcastable_where_the_step_is_not_has_a_gradient():
+    """Theano's TestInconsistentBroadcast: Theano's gradient raised TypeError for an initial
+    state whose first axis is broadcastable where the step's output is not; bptt builds the
+    gradient, and the sizes meet at run time (a step returning other rows raises)."""
+    x = T.tensor3("x")
+    y, _ = theano.scan(lambda x_t, prev: x_t + prev, sequences=x,
+                       outputs_info=[dict(initial=T.constant(np.zeros((1, 4))))])
+    g = theano.function([x], T.grad((y ** 2).sum(), x), mode="PY")
+    v = np.random.default_rng(0).normal(size=(3, 1, 4))
+    ys = np.cumsum(v, axis=0)                       # y_t = x_0 + ... + x_t
+    want = np.cumsum((2 * ys)[::-1], axis=0)[::-1]   # d/dx_s sum_t y_t**2 = sum_{t>=s} 2 y_t
+    np.testing.assert_allclose(g(v), want, rtol=1e-12)
+    with pytest.raises(ValueError, match="must return the same shape at every step"):
+        g(np.zeros((3, 2, 4)))
+
 def test_grad_of_an_integer_cost_is_zero():
     x = T.dvector("x")
     g = T.grad(T.argmax(x), x)
