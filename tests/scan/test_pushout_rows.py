@@ -110,12 +110,14 @@ def test_an_until_loop_and_a_recurrence_stay_loops(mode):
     np.testing.assert_allclose(g(v)[1], 2 * v)
 
 
+@pytest.mark.parametrize("constant", [False, True])
 @pytest.mark.parametrize("steps, length", [(5, 4), (4, 5)])
 @pytest.mark.parametrize("taps", [[0], [-1, 1], [2]])
-def test_a_too_short_sequence_raises_the_loop_s_error(mode, taps, steps, length):
+def test_a_too_short_sequence_raises_the_loop_s_error(mode, taps, steps, length, constant):
+    """n_steps symbolic, or a constant (the outputs then have a static length)."""
     u, n = T.dvector("u"), T.lscalar("n")
     out, _ = bptt.scan(lambda *r: sum(r) * 2.0, sequences=dict(input=u, taps=taps),
-                       n_steps=n, name="m")
+                       n_steps=steps if constant else n, name="m")
     f = compiled([u, n], [out], mode)
     assert not _scans(f)
     x = np.arange(float(length))

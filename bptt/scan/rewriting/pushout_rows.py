@@ -33,10 +33,11 @@ computed at once outside the loop. Two node rewriters on `Scan` use that:
 Both leave alone loops with ``until`` (how many rows the loop makes is known
 only once it ran), mit_mot and shared states, ring buffers, and nit_sots
 whose length input is not ``n_steps``. A loop checks its sequences' lengths
-before any step; the values these rewrites compute outside carry the same
-checks (`Check` nodes with the op's messages, in its order), so a sequence
-too short for ``n_steps`` and its taps raises the error the loop raised,
-never a short result. Sequences are directed and shifted outside the op
+before any step; the sequences these rewrites read outside, and the values
+they compute there, carry the same checks (`Check` nodes with the op's
+messages, in its order), so a sequence too short for ``n_steps`` and its
+taps raises the error the loop raised, never a short result nor a
+broadcasting error between rows of two lengths. Sequences are directed and shifted outside the op
 (go_backwards, negative n_steps, taps), so row t of an outer sequence is
 what step t read, whatever the direction.
 """
@@ -58,12 +59,19 @@ from .basic import rebuild
 from .pushout import _STACKERS, _first_rows, _inner_nodes, _invariants, _outer_of_invariant
 
 
-def _row_values(fgraph, op, args):
+def _row_values(fgraph, node, args):
     """inner variable -> its outer stack over the first ``n_steps`` rows, for every
-    row-wise inner variable (sequence rows included)."""
+    row-wise inner variable (sequence rows included).
+
+    Each sequence is read behind the loop's length checks: sequences of
+    different lengths would otherwise meet in a broadcasting error before
+    the checks on the results could raise the loop's message.
+    """
+    op = node.op
     inv, _ = _invariants(op, args)
+    checked = [_sequence_checks(fgraph, o, node, args) for o in args.outer_in_seqs]
     stacked = {v: _first_rows(fgraph, o, args.n_steps)
-               for v, o in zip(args.inner_in_seqs, args.outer_in_seqs)}
+               for v, o in zip(args.inner_in_seqs, checked)}
     outer_inv = _outer_of_invariant(args)
     for n in _inner_nodes(op):
         stacker = _STACKERS.get(type(n.op))
@@ -75,7 +83,7 @@ def _row_values(fgraph, op, args):
         out = stacker(n, stacked, outer_inv)
         if out is not None:
             stacked[n.outputs[0]] = out
-    return stacked, inv, outer_inv
+    return stacked, inv, outer_inv, checked
 
 
 def _stack_of(y, stacked, inv, outer_inv, n_steps):
@@ -182,7 +190,7 @@ def scan_pushout_rows(fgraph, node):
     if not _loop_is_simple(args) or any(length is not args.n_steps
                                         for length in args.outer_in_nit_sot):
         return None
-    stacked, inv, outer_inv = _row_values(fgraph, node.op, args)
+    stacked, inv, outer_inv, checked = _row_values(fgraph, node, args)
     rows = {}
     for y in args.inner_out_nit_sot + [s[4] for s in _states(args)]:
         rows[y] = _stack_of(y, stacked, inv, outer_inv, args.n_steps)
@@ -193,7 +201,7 @@ def scan_pushout_rows(fgraph, node):
         repl[out] = rows[y]
     for kind, _, taps, _, y, init, out in _states(args):
         repl[out] = _state_buffer(node, args, kind, taps, y, init, rows[y])[0]
-    mark_moved_out(fgraph, node, {y: rows[y] for y in rows})
+    mark_moved_out(fgraph, node, {y: rows[y] for y in rows}, checked)
     repl = {out: _typed_as(out, _sequence_checks(fgraph, v, node, args))
             for out, v in repl.items() if fgraph.clients.get(out)}
     if not repl or not all(can_replace(out, v) for out, v in repl.items()):
@@ -208,14 +216,15 @@ def scan_state_rows(fgraph, node):
     args = ScanArgs.from_node(node)
     if not _loop_is_simple(args):
         return None
-    stacked, inv, outer_inv = _row_values(fgraph, node.op, args)
+    stacked, inv, outer_inv, checked = _row_values(fgraph, node, args)
     found = [s for s in _states(args) if s[4] in stacked]
     if not found or len(found) == len(_states(args)) and not args.outer_in_nit_sot:
         return None    # nothing would be left to loop over: scan_pushout_rows' case
     n, mapping, repl = args.n_steps, {}, {}
     for kind, _, taps, ins, y, init, out in found:
-        mark_moved_out(fgraph, node, {y: stacked[y]})   # before the checks: their errors are
-        buffer, extent = _state_buffer(node, args, kind, taps, y, init, stacked[y])  # the loop's
+        # before the buffer's checks: their errors are the loop's own
+        mark_moved_out(fgraph, node, {y: stacked[y]}, checked)
+        buffer, extent = _state_buffer(node, args, kind, taps, y, init, stacked[y])
         buffer = _sequence_checks(fgraph, buffer, node, args)
         origin = None
         if node.op.seq_origins is not None:   # the loop's messages keep the user's names
