@@ -155,6 +155,24 @@ def test_the_gradient_of_a_map_has_no_loop(mode):
     np.testing.assert_allclose(f(v)[0], (2 + np.cos(v)) / 3, rtol=1e-12)
 
 
+@pytest.mark.parametrize("backwards", [False, True])
+@pytest.mark.parametrize("truncate", [1, 2, 5])
+def test_a_truncated_gradient_of_a_map_has_no_loop(mode, truncate, backwards):
+    """The backward loop runs the last `truncate` steps; rows before them get zeros."""
+    x = T.dvector("x")
+    o, _ = bptt.scan(lambda m: 2 * m + T.sin(m), sequences=x, truncate_gradient=truncate,
+                     go_backwards=backwards)
+    g = bptt.grad((o * T.arange(o.shape[0])).sum(), x)
+    f = compiled([x], [g], mode)
+    assert not _scans(f)
+    v = np.linspace(-1.0, 1.0, 4)
+    want = np.arange(4.0) * (2 + np.cos(v[::-1] if backwards else v))
+    want[:max(4 - truncate, 0)] = 0.0                  # steps the truncation leaves out
+    want = want[::-1] if backwards else want
+    np.testing.assert_allclose(f(v)[0], want, rtol=1e-12)
+    np.testing.assert_allclose(f(v)[0], _reference([x], [g], [v])[0], rtol=1e-12)
+
+
 # -- a state that only copies rows --------------------------------------------------------------
 def _copy_state_loop(taps, backwards):
     W, h = T.dmatrix("W"), T.dmatrix("h")
