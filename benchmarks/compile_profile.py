@@ -1,6 +1,7 @@
 """Where a cold compile's CPU time goes: the exclusive CPU seconds of each numba function.
 
-Builds the RNN or LSTM forward+backward function of `bptt_rnn.bptt_function` and
+Builds the RNN or LSTM forward+backward function of `bptt_rnn.bptt_function`, or
+a graph of benchmarks/user_graphs.py by its name (``charlm-lstm-train``...), and
 calls it once, in a fresh process with empty bptt and numba cache directories,
 listening to numba's compile events. A function's exclusive time is its compile
 time minus that of the functions compiled while it was being compiled (its
@@ -11,8 +12,9 @@ new graph compiles, and the runtime helpers (BLAS calls, chunk products, ...),
 which a machine compiles once per dtype and every later graph loads from the
 disk cache.
 
-Usage: python benchmarks/compile_profile.py [rnn|lstm] [--dtype float64] [--top 15] [--json FILE]
-                                           [--warm-with rnn|lstm]
+Usage: python benchmarks/compile_profile.py [rnn|lstm|GRAPH] [--dtype float64] [--top 15]
+                                           [--json FILE] [--warm-with rnn|lstm|GRAPH]
+(``--dtype`` applies to rnn and lstm; a user graph has its own dtypes.)
 """
 from __future__ import annotations
 
@@ -24,6 +26,9 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+
+# time the compiled code from the first call, not PY calls while it compiles
+os.environ.setdefault("BPTT_COMPILE_IN_BACKGROUND", "0")
 
 
 def profile_child(kind, dtype, top, json_path):
@@ -48,10 +53,15 @@ def profile_child(kind, dtype, top, json_path):
 
     listener = ExclusiveTimes()
     event.register("numba:compile", listener)
-    from bptt_rnn import bptt_function  # imports bptt inside the measured time
-    from impls.cases import data
-    f = bptt_function(kind, dtype)
-    f(*data(kind, 4, 2, 3, 5, dtype))
+    if kind in ("rnn", "lstm"):
+        from bptt_rnn import bptt_function  # imports bptt inside the measured time
+        from impls.cases import data
+        f = bptt_function(kind, dtype)
+        f(*data(kind, 4, 2, 3, 5, dtype))
+    else:
+        import user_graphs
+        f, args = user_graphs.GRAPHS[kind]()
+        f(*args)
     total = time.process_time() - c0
     numba_total = sum(listener.seconds.values())
     rows = sorted(listener.seconds.items(), key=lambda kv: -kv[1])
@@ -59,7 +69,8 @@ def profile_child(kind, dtype, top, json_path):
     for name, seconds in rows:
         by_kind[listener.kinds[name]] += seconds
     graph, helpers = by_kind["graph"], by_kind["helper"]
-    print(f"{kind} {dtype}: {total:.2f} CPU s in all; numba compiles {numba_total:.2f} s "
+    what = f"{kind} {dtype}" if kind in ("rnn", "lstm") else kind
+    print(f"{what}: {total:.2f} CPU s in all; numba compiles {numba_total:.2f} s "
           f"({len(rows)} functions); the rest {total - numba_total:.2f} s")
     print(f"  numba: this graph's generated functions {graph:.2f} s; bptt's runtime helpers "
           f"{helpers:.2f} s (once per machine and dtype: later graphs load them from the disk "
@@ -88,13 +99,25 @@ def _name(ev):
     return f"{module.rsplit('.', 1)[-1]}.{name}" if module else name
 
 
+def _user_graph_names():
+    """The names of benchmarks/user_graphs.py's graphs, read without importing bptt."""
+    import ast
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "user_graphs.py")
+    for node in ast.parse(open(path).read()).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "GRAPHS":
+            return [k.value for k in node.value.keys]
+    return []
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("kind", nargs="?", default="rnn", choices=["rnn", "lstm"])
+    kinds = ["rnn", "lstm"] + list(_user_graph_names())
+    p.add_argument("kind", nargs="?", default="rnn", choices=kinds)
     p.add_argument("--dtype", default="float64")
     p.add_argument("--top", type=int, default=15)
     p.add_argument("--json", default=None, help="also write every function's seconds here")
-    p.add_argument("--warm-with", choices=["rnn", "lstm"], default=None,
+    p.add_argument("--warm-with", choices=kinds, default=None,
                    help="first compile this other graph into the same (empty) cache, unmeasured: "
                         "the measured graph then finds the runtime helpers they share on disk, "
                         "as every graph after a machine's first does")

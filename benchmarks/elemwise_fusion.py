@@ -15,6 +15,9 @@ import time
 
 import numpy as np
 
+# time the compiled code from the first call, not PY calls while it compiles
+os.environ.setdefault("BPTT_COMPILE_IN_BACKGROUND", "0")
+
 
 def per_element_ns(fn, n, repeat=30):
     times = []

@@ -7,10 +7,11 @@ forward trace.
 The loss is 0.5 * sum of h_t ** 2; the gradients are those of every weight and initial
 state, and of X too with ``--wrt-x``. Each implementation runs in a fresh subprocess:
 
-* bptt (NUMBA), all rewrites;
+* bptt (NUMBA), all rewrites, ``BPTT_REUSE_FORWARD=0`` (the memory-lean plan: the
+  backward recomputes the products in chunks);
 * bptt (NUMBA) without save-mem (``BPTT_EXCLUDE_REWRITES=scan_save_mem``);
 * ``bptt-reuse-forward``: bptt with ``BPTT_REUSE_FORWARD=1`` (the backward reads the
-  forward's recorded pre-activation instead of recomputing it in chunks);
+  forward's recorded pre-activation instead, as under the default "auto");
 * ``bptt-no-chunk-products``: bptt without ``scan_chunk_seq_products`` (products read as
   sequences, and the push-out's stacked expressions of them, kept T rows long);
 * the hand-written numba BPTT of benchmarks/bptt_rnn.py (stores the T x B x H trace;
@@ -48,6 +49,9 @@ import subprocess
 import sys
 
 import numpy as np
+
+# time the compiled code from the first call, not PY calls while it compiles
+os.environ.setdefault("BPTT_COMPILE_IN_BACKGROUND", "0")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -131,8 +135,7 @@ def measure(impl, kind, wrt_x, t, bsz, nin, nh, dtype):
     if impl == "bptt-no-savemem":
         extra = [n for n in env.get("BPTT_EXCLUDE_REWRITES", "").split(",") if n]
         env["BPTT_EXCLUDE_REWRITES"] = ",".join(extra + ["scan_save_mem"])
-    if impl == "bptt-reuse-forward":
-        env["BPTT_REUSE_FORWARD"] = "1"
+    env["BPTT_REUSE_FORWARD"] = "1" if impl == "bptt-reuse-forward" else "0"
     if impl == "bptt-no-chunk-products":
         extra = [n for n in env.get("BPTT_EXCLUDE_REWRITES", "").split(",") if n]
         env["BPTT_EXCLUDE_REWRITES"] = ",".join(extra + ["scan_chunk_seq_products"])

@@ -20,6 +20,9 @@ import sys
 import tempfile
 import time
 
+# time the compiled code from the first call, not PY calls while it compiles
+os.environ.setdefault("BPTT_COMPILE_IN_BACKGROUND", "0")
+
 # One BLAS thread, as the peers were measured: set before numpy loads OpenBLAS
 # (on a loaded 2-core machine a threaded BLAS made medium cases 100x slower).
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):

@@ -29,18 +29,22 @@
     products a loop computes for its sequences (`scan_chunk_seq_products`): each chunk of
     about ``chunk_rows / batch`` steps keeps its step cotangents (``chunk_rows`` rows)
     and adds them to the gradients with one matrix product. Fewer rows use less
-    memory and run the product in smaller, slower pieces. 256 rather than 1024: on
-    rnn-large the staging is 1 MiB instead of 4 (peak 33.7 -> 30.7 MiB) at the same
-    time within noise (docs/scan-internals.md has the measurement). Read when a
+    memory and run the product in smaller, slower pieces. 256 rather than 1024: a
+    quarter of the staging memory at the same time within noise on a large RNN
+    (docs/scan-internals.md has the measurement). Read when a
     function is compiled, so it is part of the compiled code (and of the graph memo's key).
 ``reuse_forward``
     Whether a backward loop reads the products its forward loop computed (the LSTM's
     pre-activation ``x_t @ Wx + h_{t-1} @ Wh + b``, recorded as a T x B x 4H array:
-    `scan_reuse_forward`) instead of recomputing them in chunks of steps
-    (`scan_chunk_seq_products`). Off by default (``BPTT_REUSE_FORWARD=1`` turns it on):
-    recomputing keeps a forward+backward call within the traces plus per-step working
-    space (LSTM T=200 B=32 H=128 float64: peak 16.7 MB instead of 38.7, for 12.5 MB of
-    traces) at about 25% more time (166 ms instead of 133). Part of the graph memo's key.
+    `scan_reuse_forward`) instead of recomputing them (in chunks of steps where
+    `scan_chunk_seq_products` applies). ``"auto"``, the default: record a value where
+    that saves work, that is where recomputing it costs a matrix product over an
+    inner size not known to be below ``reuse.MIN_INNER`` (each recorded element then
+    saves that many multiply-adds per step for one store and one load); elementwise
+    work is recomputed. ``True`` records every product value, ``False`` none
+    (``BPTT_REUSE_FORWARD=auto|1|0``). The record costs memory: on an LSTM about
+    twice its h and c traces, for about a fifth less time (docs/scan-internals.md has
+    the figures); ``False`` is the memory-lean plan. Part of the graph memo's key.
 ``blas_threads``
     Threads of the BLAS products bptt calls (``BPTT_BLAS_THREADS``). 0, the default:
     one thread for a product under 2**23 multiply-adds (the products inside loops),
@@ -48,12 +52,14 @@
     runs every product on one thread (bptt/link/blas_threads.py). ``n`` runs every
     product on ``n`` threads. Read at every call: no recompilation.
 ``compile_in_background``
-    Default of `bptt.function`'s ``compile_in_background`` (``BPTT_COMPILE_IN_BACKGROUND=1``;
-    off by default): a NUMBA function not in the disk cache runs in PY mode while a
-    child process compiles it, when a core is idle for the child, then switches to the
-    compiled code (bptt/compile/background.py). Off by default because the first calls'
-    values are then PY mode's (equal to rounding, not bit for bit) and a script that
-    exits early spends a core on a compile it never uses.
+    Default of `bptt.function`'s ``compile_in_background``; on unless
+    ``BPTT_COMPILE_IN_BACKGROUND=0``. A NUMBA function not in the disk cache runs
+    in PY mode at once while a child process compiles it, when a core is idle for
+    the child, then switches to the compiled code (bptt/compile/background.py): a
+    training script shows its first results as soon as PY mode could, instead of
+    after numba's cold compile. The first calls' values are PY mode's (equal to
+    rounding, not bit for bit). Turn it off to time the compiled code from the
+    first call, or call ``f.wait_for_compile()`` before timing.
 """
 from __future__ import annotations
 
@@ -78,10 +84,10 @@ class _Config:
         self.rewrites = os.environ.get("BPTT_REWRITES", "1") not in ("", "0")
         self.malloc_tuning = os.environ.get("BPTT_MALLOC_TUNING", "1") not in ("", "0")
         self.chunk_rows = _int_from_env("BPTT_CHUNK_ROWS", 256)
-        self.reuse_forward = os.environ.get("BPTT_REUSE_FORWARD", "") not in ("", "0")
+        self.reuse_forward = _reuse_from_env(os.environ.get("BPTT_REUSE_FORWARD", "auto"))
         self.blas_threads = _int_from_env("BPTT_BLAS_THREADS", 0)
         self.compile_in_background = os.environ.get(
-            "BPTT_COMPILE_IN_BACKGROUND", "") not in ("", "0")
+            "BPTT_COMPILE_IN_BACKGROUND", "1") not in ("", "0")
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float32", "float64"):
@@ -92,11 +98,21 @@ class _Config:
                                      or value < 1):
             raise ValueError(f"chunk_rows must be an int of at least 1, got {value!r} "
                              "(BPTT_CHUNK_ROWS sets it from the environment)")
+        if name == "reuse_forward" and value not in ("auto", True, False):
+            raise ValueError(f"reuse_forward must be 'auto', True or False, got {value!r} "
+                             "(BPTT_REUSE_FORWARD=auto|1|0 sets it from the environment)")
         if name == "blas_threads" and (isinstance(value, bool) or not isinstance(value, int)
                                        or value < 0):
             raise ValueError(f"blas_threads must be an int of at least 0 (0: bptt chooses), "
                              f"got {value!r} (BPTT_BLAS_THREADS sets it from the environment)")
         object.__setattr__(self, name, value)
+
+
+def _reuse_from_env(text):
+    values = {"": "auto", "auto": "auto", "1": True, "0": False}
+    if text.lower() not in values:
+        raise ValueError(f"BPTT_REUSE_FORWARD={text!r}: expected auto, 1 or 0")
+    return values[text.lower()]
 
 
 def _int_from_env(name, default):

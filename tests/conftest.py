@@ -9,6 +9,9 @@ from hypothesis import HealthCheck, settings
 os.environ.setdefault("BPTT_CACHE_DIR", tempfile.mkdtemp(prefix="bptt-test-cache-"))
 # Check the IR after every rewrite pass and every grad (bptt.graph.verify).
 os.environ.setdefault("BPTT_CHECK_IR", "1")
+# NUMBA-mode tests test the compiled code: compile in `bptt.function`
+# (tests/compile/test_background.py turns the background path on where it tests it).
+os.environ.setdefault("BPTT_COMPILE_IN_BACKGROUND", "0")
 
 # `mode` is a constant string, so sharing it between hypothesis examples is safe.
 settings.register_profile(

@@ -16,6 +16,7 @@ import bptt
     ("chunk_rows", True, "chunk_rows must be an int of at least 1"),
     ("blas_threads", -1, "blas_threads must be an int of at least 0"),
     ("blas_threads", "2", "blas_threads must be an int of at least 0"),
+    ("reuse_forward", "on", "reuse_forward must be 'auto', True or False"),
 ])
 def test_a_bad_value_is_refused_and_the_old_one_kept(name, bad, message):
     before = getattr(bptt.config, name)
@@ -36,6 +37,19 @@ def test_chunk_rows_default_and_environment(monkeypatch):
         _Config()
     monkeypatch.setenv("BPTT_CHUNK_ROWS", "many")
     with pytest.raises(ValueError, match="BPTT_CHUNK_ROWS='many' is not an integer"):
+        _Config()
+
+
+def test_reuse_forward_default_and_environment(monkeypatch):
+    from bptt.config import _Config
+
+    monkeypatch.delenv("BPTT_REUSE_FORWARD", raising=False)
+    assert _Config().reuse_forward == "auto"
+    for text, value in [("1", True), ("0", False), ("auto", "auto"), ("", "auto")]:
+        monkeypatch.setenv("BPTT_REUSE_FORWARD", text)
+        assert _Config().reuse_forward == value
+    monkeypatch.setenv("BPTT_REUSE_FORWARD", "yes")
+    with pytest.raises(ValueError, match="BPTT_REUSE_FORWARD='yes': expected auto, 1 or 0"):
         _Config()
 
 

@@ -1,33 +1,34 @@
 """Compiling in the background: a function runs in PY mode until its machine code is ready.
 
 numba needs tens of CPU seconds for a training graph that PY mode starts in
-one. With ``compile_in_background`` (``bptt.function`` argument, or
-``bptt.config.compile_in_background``), a NUMBA function that is not in the
-disk cache is rewritten and linked in PY mode at once, and a child process
-compiles it in NUMBA mode into the disk cache. The function's first call runs
-as soon as PY mode could run it. The first call after the child has finished
-loads the compiled code from the cache (about a second and a half for a
-training graph) and every later call runs it.
+one. With ``compile_in_background`` (on by default: ``bptt.config``, or the
+`bptt.function` argument), a NUMBA function that is not in the disk cache is
+rewritten and linked in PY mode at once, and a child process compiles it in
+NUMBA mode into the disk cache. The function's first call runs as soon as PY
+mode could run it. The first call after the child has finished loads the
+compiled code from the cache and every later call runs it.
 
 Why a process and not a thread: numba's compiler holds the GIL for most of
 its work, so a compiling thread would slow the PY calls it is meant to hide;
 a process uses the other core. The child gets the function the way
 `pickle` does (its graph, mode and shared values) and this process's
 ``config``, so it builds the same graph key and the record it writes is the
-one the parent looks up.
+one the parent looks up. A graph that does not pickle compiles in
+`bptt.function`, with a warning.
 
 One child runs at a time (a queue, served by a daemon thread that waits for
 each child): three functions of a training script compile one after the
 other on one core, while the script's calls use the other. At exit, the
-running child is stopped and the queued ones are dropped.
+running child is stopped and the queued ones are dropped. A forked process
+starts with an empty queue of its own.
 
 When it is used: only when a core is idle for the child (`free_cores`,
 measured from the machine's busy CPU time as the BLAS threads rule measures
-it). On a machine whose cores are busy the PY calls and the child would share
-one core, and a training run took twice as long to its 1,000th step as with
-the compile in `bptt.function` (benchmarks/background_compile.py, char-LM
-LSTM step, load 4-5 on 2 cores: 523 s against 250 s, first result after 6.8 s
-against 51 s); there `bptt.function` compiles at once.
+it, the running child's core counted as the queue's). On a machine whose
+cores are busy the PY calls and the child would share one core, and a
+training run would reach its 1,000th step later than with the compile in
+`bptt.function` (benchmarks/background_compile.py measures both; figures in
+benchmarks/notes.md); there `bptt.function` compiles at once.
 
 What it changes: the values of the first calls are PY mode's, those of the
 later calls NUMBA mode's. They agree to rounding (the test suite checks both
@@ -102,7 +103,7 @@ class CompileJob:
 def submit(label, function_state):
     """Queue the NUMBA compile of a function given by its pickling state; the `CompileJob`."""
     settings = {k: v for k, v in vars(config).items() if k not in _NOT_INHERITED}
-    state = pickle.dumps(function_state, pickle.HIGHEST_PROTOCOL)
+    state = pickle.dumps(function_state, pickle.HIGHEST_PROTOCOL)   # raises if it cannot
     job = CompileJob(label, pickle.dumps((settings, state), pickle.HIGHEST_PROTOCOL))
     with _lock:
         if _state["worker"] is None:
@@ -147,7 +148,7 @@ def usable(key):
         return False
     from ..link.numba.cache import disk_cache_enabled
 
-    return disk_cache_enabled() and free_cores() >= MIN_FREE_CORES
+    return disk_cache_enabled() and free_cores() + own_child_cores() >= MIN_FREE_CORES
 
 
 #: idle cores (besides this process's own) the child needs. Without one, the PY calls
@@ -162,6 +163,25 @@ def free_cores():
     from ..link import blas_threads
 
     return blas_threads.machine_cores() - blas_threads.others_busy_now() - 1
+
+
+def own_child_cores():
+    """The core this process's compiling child keeps busy (1 while one runs, else 0).
+    The queue already has that core: a function queued behind the running child needs
+    no other, and the busy measure counts the child as another process's load."""
+    proc = _state["running"]
+    return 1 if proc is not None and proc.poll() is None else 0
+
+
+def _forget_parent_queue():
+    """In a forked child: the worker thread and the compiling child are the parent's."""
+    global _jobs, _lock, adoption_lock
+    _jobs, _lock, adoption_lock = queue.Queue(), threading.Lock(), threading.Lock()
+    _state.update(worker=None, running=None, closing=False)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_parent_queue)
 
 
 def say_failed(label, job):

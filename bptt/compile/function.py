@@ -10,9 +10,10 @@ Building (`Function.__init__`):
    function's outputs followed by the update values; rewrite it;
 4. link it in the chosen mode (the numba linker compiles here, not at the
    first call), and prepare one converter per input. With
-   ``compile_in_background``, a NUMBA graph the disk cache does not hold is
-   linked in PY mode and compiled by a child process; the first call after
-   the child is done switches to the compiled code (`background`).
+   ``compile_in_background`` (the default) and a core idle for it, a NUMBA
+   graph the disk cache does not hold is linked in PY mode and compiled by a
+   child process; the first call after the child is done switches to the
+   compiled code (`background`).
 
 Calling (`Function.__call__`): each argument goes through its input's
 converter (an array of the right dtype and number of dimensions passes
@@ -30,6 +31,7 @@ takes no lock.
 """
 from __future__ import annotations
 
+import pickle
 import time
 import warnings
 
@@ -297,7 +299,7 @@ class Function:
         self._build(outs, pairs)
         self._index.update({n: i for i, n in (input_names or {}).items()})
         if self.running_mode != self.mode:
-            self._pending = background.submit(self._label(), self._pickle_state())
+            self._submit_background()
 
     def _check_inputs(self, inputs):
         inputs = list(inputs)
@@ -400,6 +402,18 @@ class Function:
         optimize(py_graph, "PY")
         self.running_mode = "PY"
         return link(py_graph, "PY")
+
+    def _submit_background(self):
+        """Queue the NUMBA compile; a graph that does not pickle (an op holding a
+        lambda, say) compiles here instead, as it would without the background path."""
+        try:
+            self._pending = background.submit(self._label(), self._pickle_state())
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            warnings.warn(f"{self._label()}: compiling here, not in the background: its "
+                          f"graph does not pickle ({exc})", RuntimeWarning, stacklevel=4)
+            optimize(self._fgraph, self.mode, self._exclude)
+            self._fn, self._rewritten = link(self._fgraph, self.mode, self._key), True
+            self._run, self.running_mode = self._runner(self._fn), self.mode
 
     def _adopt_compiled(self):
         """Switch to the code the finished background compile left in the disk cache."""
@@ -566,7 +580,8 @@ def function(inputs, outputs=None, updates=None, givens=None, mode=None,
         child process compiles, and switch to the compiled code at the first
         call after it is done (`f.running_mode` tells which runs;
         `f.wait_for_compile()` waits). None: ``bptt.config.compile_in_background``
-        (off by default). Needs the disk cache; without it, compiles here.
+        (on by default). Compiles here instead without the disk cache, when no
+        core is free for the child, or when the graph does not pickle.
 
     Returns
     -------

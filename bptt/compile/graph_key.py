@@ -1,8 +1,8 @@
 """A key naming an un-rewritten graph and everything that decides its compiled code.
 
 `bptt.function` rewrites a graph and generates its numba module before the
-disk cache can be asked for that module's machine code; in a fresh process
-that is about 0.06 CPU s for the RNN forward+backward function. The key below
+disk cache can be asked for that module's machine code, work a fresh process
+would repeat for every function it loads. The key below
 lets a later process skip both: equal keys mean equal generated code, so the
 modules a first compilation loaded are recorded under the key
 (`bptt.link.numba.cache.remember`) and loaded directly the next time.

@@ -4,10 +4,9 @@ OpenBLAS runs a product of more than about 262,144 multiply-adds on all its
 threads (``OPENBLAS_NUM_THREADS``, default: every core), and its threads
 wait for each other at every product. On a machine whose cores are busy a
 waiting thread is descheduled for milliseconds, so the small products inside
-a loop, hundreds per call, each pay that wait: an LSTM training step took
-3,732 ms per call with OpenBLAS's default threads and 26 ms with one thread;
-a 64 x 512 @ 512 x 256 product took 1.6 ms on one thread and 18 ms on two
-(load average 18 on 2 cores). The rule here:
+a loop, hundreds per call, each pay that wait, and a training step runs many
+times slower than on one thread (benchmarks/blas_threads.py; figures in
+benchmarks/notes.md). The rule here:
 
 * a product of fewer than `LARGE` multiply-adds (m * n * k) runs on one thread;
 * a larger one runs on `large_threads()` threads: the cores the other
@@ -22,7 +21,7 @@ a 64 x 512 @ 512 x 256 product took 1.6 ms on one thread and 18 ms on two
 The NUMBA backend applies it per product: `gemm_into` (link/numba/blas.py)
 reads `RULE` (three integers whose address generated code knows as the LLVM
 symbol ``bptt_blas_threads_rule``), sets OpenBLAS's threads around the call
-when they differ (``openblas_set_num_threads``: about 20 ns) and restores
+when they differ (``openblas_set_num_threads``, a cheap call) and restores
 them, so NumPy's own products keep their settings. `refresh`, run by the
 call glue of every compiled function, writes `RULE`. The PY backend runs
 each call under `large_threads()` threads (`threads`), and NumPy's OpenBLAS
@@ -52,8 +51,8 @@ LARGE = 1 << 23
 # product, 1 where config.blas_threads forces the count); see `_write_rule`.
 RULE = (ctypes.c_int64 * 3)(1, LARGE, 0)
 RULE_ADDRESS = ctypes.addressof(RULE)
-# How often the machine's load is sampled (seconds); `refresh` costs 0.1 us between
-# (0.05 us of it the clock), against about 1.8 us for a call of a compiled function.
+# How often the machine's load is sampled (seconds); between samples `refresh` only
+# reads the clock, a small part of a compiled function's call overhead.
 INTERVAL = 0.5
 
 _functions = numpy_openblas_threads()

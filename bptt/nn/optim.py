@@ -126,7 +126,9 @@ def _adam(loss_or_grads, params, learning_rate, beta1, beta2, epsilon, weight_de
     params = list(params)
     grads = get_or_compute_grads(loss_or_grads, params)
     updates = OrderedDict()
-    step = shared(np.asarray(0.0, dtype="float64"), name=f"{params[0].name}.adam_step")
+    # an integer count, as torch's: exact at any step, and the bias corrections'
+    # beta ** t stay float64 (a Python float to an int64 power)
+    step = shared(np.asarray(0, dtype="int64"), name=f"{params[0].name}.adam_step")
     t = step + 1
     updates[step] = t
     for p, g in zip(params, grads):

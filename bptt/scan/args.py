@@ -11,11 +11,19 @@ Each category holds parallel lists (one entry per loop variable of that
 category); `CATEGORIES` names them. Lists of lists hold the several taps of
 one mit_mot / mit_sot. Outer outputs are those of the node read from (None
 for a node not built yet).
+
+An edit keeps what the loop computes (`ScanInfo`, ring lengths and summed
+nit_sots included) and drops where its rows live: the node it builds has the
+empty `StoragePlan`. A plan's indices name the positions of the node it was
+proved for, and its proofs (who else reads a sequence's memory) hold for that
+node's outer graph only; the passes that set plans run after the last edit
+(``bptt/compile/passes.py``).
 """
 from __future__ import annotations
 
 from .info import ScanInfo
 from .op import Scan
+from .plan import NO_PLAN
 
 #: Category -> the parallel lists that hold it.
 CATEGORIES = {
@@ -58,11 +66,12 @@ class ScanArgs:
     def from_node(cls, node):
         """The view of an existing Scan node."""
         op, info = node.op, node.op.info
-        if info.seq_products:
-            # Not carried: the sequence would silently become X instead of X @ W.
+        if op.plan.seq_products:
+            # Not dropped with the rest of the plan: the sequence would silently become X
+            # instead of X @ W.
             raise ValueError(f"ScanArgs: {info.label} reads sequence products "
-                             f"(seq_products={info.seq_products}), set by the last scan rewrite; "
-                             f"no rewrite may edit such a scan")
+                             f"(seq_products={op.plan.seq_products}), set by a storage-plan "
+                             f"rewrite; no rewrite may edit such a scan")
         ins, outs = node.inputs, node.outputs
         ii, io = op.inner_inputs, op.inner_outputs
         a = cls()
@@ -220,12 +229,12 @@ class ScanArgs:
 
     # -- rebuilding --------------------------------------------------------------------
     def make_op(self):
-        """A `Scan` op for the current inner graph and layout."""
+        """A `Scan` op for the current inner graph and layout, with the empty plan."""
         origins = _consistent(self.seq_origins)
         inner_outputs = self.inner_outputs
         labels = [self.labels.get(v, f"inner output {o}") for o, v in enumerate(inner_outputs)]
         return Scan(self.inner_inputs, inner_outputs, self.info, seq_origins=origins,
-                    output_labels=labels, profile=self.profile)
+                    output_labels=labels, profile=self.profile, plan=NO_PLAN)
 
     def make_node(self):
         """A new Scan node (an `Apply`) computing the current layout from the outer inputs."""

@@ -111,10 +111,7 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     """
     name = name or default_name()
     label = f"scan {name!r}"
-    if truncate_gradient != -1 and (not isinstance(truncate_gradient, (int, np.integer))
-                                    or truncate_gradient <= 0):
-        raise ValueError(f"{label}: truncate_gradient must be -1 (full backpropagation) or a "
-                         f"positive number of steps, got {truncate_gradient!r}")
+    _check_truncate_gradient(truncate_gradient, label)
     seqs = canonical_sequences(sequences, label)
     specs = canonical_outputs_info(outputs_info, label)
     non_seqs = canonical_non_sequences(non_sequences)
@@ -129,6 +126,13 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     if len(outs) == 1:
         return outs[0], updates
     return (outs or None), updates
+
+
+def _check_truncate_gradient(truncate_gradient, label):
+    if truncate_gradient != -1 and (not isinstance(truncate_gradient, (int, np.integer))
+                                    or truncate_gradient <= 0):
+        raise ValueError(f"{label}: truncate_gradient must be -1 (full backpropagation) or a "
+                         f"positive number of steps, got {truncate_gradient!r}")
 
 
 # -- 2. one inlined step (step 1 is in bptt/scan/canonical.py) ----------------------------

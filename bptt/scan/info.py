@@ -118,29 +118,8 @@ class ScanInfo:
         rows*, the output is ``sum over executed steps t of y_t.sum(axis=0)``
         (1-d, a bias gradient; one column sum per chunk). Set only by
         `scan_chunk_accumulators`.
-    nit_sot_into_seq : tuple of (int or None)
-        Empty, or one entry per nit_sot: None, or the sequence whose rows the
-        nit_sot is stored in (row t written after step t, which alone read it;
-        the output is a view of that sequence). Set only by the in-place
-        rewrite (``bptt/scan/rewriting/inplace.py``), which proves nothing else
-        reads the sequence's memory.
-    seq_into_buffer : tuple of (int or None)
-        Empty, or one entry per state in `buffers` order: None, or the
-        sequence stored in that (sit_sot, or mit_sot of one tap -1) buffer's
-        rows after its initial row: the outer initial value is then the whole
-        buffer, its row ``t + 1`` holding sequence row t (the sequence's outer
-        value is a view of those rows), and the loop writes the state into that
-        memory; step t reads its sequence row before the row is overwritten.
-        Set only by ``bptt/scan/rewriting/seq_buffer.py``, which proves nothing
-        else reads the memory.
-    seq_products : tuple of (tuple of int or None)
-        Empty, or one entry per sequence: None, or ``(w, rows)``: the
-        sequence's outer value is the left factor ``X`` (3-d, rows of
-        ``(B, In)``) of a product with non-sequence `w` (a matrix ``(In, N)``),
-        and step t reads ``X[t] @ W`` (``(B, N)``). The product is computed in
-        chunks of about `rows` stacked rows (one gemm per chunk, into a few
-        steps' rows of working space) instead of a T-long array. Set only by
-        ``bptt/scan/rewriting/product_seqs.py``, the last scan rewrite.
+        Where rows live (the homes) and which sequences are read as products
+        is not here but in the op's `StoragePlan` (``bptt/scan/plan.py``).
     name : str or None
         For messages and profiles; not part of equality (equal loops merge).
     """
@@ -157,9 +136,6 @@ class ScanInfo:
     truncate_gradient: int = -1
     buffer_rows: tuple = ()
     nit_sot_sums: tuple = ()
-    nit_sot_into_seq: tuple = ()
-    seq_into_buffer: tuple = ()
-    seq_products: tuple = ()
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -174,12 +150,6 @@ class ScanInfo:
         fix(self, "buffer_rows", rows if any(r is not None for r in rows) else ())
         sums = tuple(None if e is None else tuple(int(x) for x in e) for e in self.nit_sot_sums)
         fix(self, "nit_sot_sums", sums if any(e is not None for e in sums) else ())
-        into = tuple(None if j is None else int(j) for j in self.nit_sot_into_seq)
-        fix(self, "nit_sot_into_seq", into if any(j is not None for j in into) else ())
-        held = tuple(None if j is None else int(j) for j in self.seq_into_buffer)
-        fix(self, "seq_into_buffer", held if any(j is not None for j in held) else ())
-        prods = tuple(None if e is None else tuple(int(x) for x in e) for e in self.seq_products)
-        fix(self, "seq_products", prods if any(e is not None for e in prods) else ())
         self._validate()
 
     def _validate(self):
@@ -206,56 +176,6 @@ class ScanInfo:
                 if b.ring and (b.kind == "mit_mot" or b.rows < b.extent + 1):
                     raise ValueError(f"ScanInfo: {b.kind} {b.index} cannot be a ring of "
                                      f"{b.rows} rows (mit_sot/sit_sot only, >= extent + 1)")
-        into = [j for j in self.nit_sot_into_seq if j is not None]
-        if self.nit_sot_into_seq and (len(self.nit_sot_into_seq) != self.n_nit_sot
-                                      or len(set(into)) != len(into)
-                                      or not all(0 <= j < self.n_seqs for j in into)):
-            raise ValueError(f"ScanInfo: nit_sot_into_seq needs one entry per nit_sot "
-                             f"({self.n_nit_sot}), None or a distinct sequence index, got "
-                             f"{self.nit_sot_into_seq}")
-        held = [j for j in self.seq_into_buffer if j is not None]
-        if self.seq_into_buffer and (
-                len(self.seq_into_buffer) != self.n_states or len(set(held)) != len(held)
-                or set(held) & set(into) or not all(0 <= j < self.n_seqs for j in held)
-                or any(j is not None and (b.extent != 1 or b.kind == "mit_mot" or b.ring)
-                       for b, j in zip(self.buffers, self.seq_into_buffer))):
-            raise ValueError(f"ScanInfo: seq_into_buffer needs one entry per state "
-                             f"({self.n_states}), None or a distinct sequence index (not a "
-                             f"nit_sot's) for a whole buffer of one initial row, got "
-                             f"{self.seq_into_buffer}")
-        self._validate_products()
-
-    def _validate_products(self):
-        # A stored nit_sot or state needs the sequence's memory, a summed nit_sot its rows.
-        taken = {j for j in self.nit_sot_into_seq + self.seq_into_buffer if j is not None}
-        taken |= {e[0] for e in self.nit_sot_sums if e is not None}
-        if self.seq_products and (
-                len(self.seq_products) != self.n_seqs or self.as_while
-                or not all(e is None or (len(e) == 2 and 0 <= e[0] < self.n_non_seqs
-                                         and e[1] >= 1 and j not in taken)
-                           for j, e in enumerate(self.seq_products))):
-            raise ValueError(f"ScanInfo: seq_products needs one entry per sequence "
-                             f"({self.n_seqs}), None or (non-sequence index, rows >= 1) for a "
-                             f"sequence no nit_sot or state is stored in or summed with, and no "
-                             f"until, got "
-                             f"{self.seq_products}")
-
-    def seq_product(self, j):
-        """``(w, rows)`` if sequence `j` is read as ``seq_j[t] @ non_seq_w`` (`seq_products`)."""
-        return self.seq_products[j] if self.seq_products else None
-
-    @property
-    def product_seqs(self):
-        """``(j, w, rows)`` for each sequence read as ``seq_j[t] @ non_seq_w``."""
-        return tuple((j, *e) for j, e in enumerate(self.seq_products) if e is not None)
-
-    def buffer_seq(self, s):
-        """The sequence stored in state `s`'s buffer (`seq_into_buffer`), or None."""
-        return self.seq_into_buffer[s] if self.seq_into_buffer else None
-
-    def nit_sot_seq(self, k):
-        """The sequence nit_sot `k` is stored in (`nit_sot_into_seq`), or None."""
-        return self.nit_sot_into_seq[k] if self.nit_sot_into_seq else None
 
     def _validate_sums(self):
         sums = [e for e in self.nit_sot_sums if e is not None]

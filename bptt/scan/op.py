@@ -5,16 +5,12 @@ The op holds its step graph (`inner_inputs` -> `inner_outputs`) and a
 position is computed by `ScanInfo`; the layout, with a diagram, is in
 ``bptt/scan/info.py`` and docs/scan-internals.md.
 
-``perform`` is the reference loop (Theano's semantics, PyTensor's
-structure): it checks n_steps against the sequences and the buffers against
-the taps before the first step, allocates every output once, runs the inner
-graph with `PerformProgram` (built once per op) at each step, writes the
-step's outputs in place, and with ``as_while`` stops after the step whose
-condition is true, trimming the outputs to the executed steps.
+The op's `StoragePlan` (``bptt/scan/plan.py``) says where the rows live.
+``perform`` is the reference loop, in ``bptt/scan/perform.py``; the checks
+before the loop (shared with the numba lowering, which raises the same
+messages) and the symbolic methods are here.
 """
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
@@ -25,9 +21,10 @@ from ..graph.replace import clone_get_equiv
 from ..graph.traversal import ancestors, graph_inputs
 from .grad import scan_grad
 from .info import ROW_SUM, ScanInfo
+from . import perform as reference_loop
+from .plan import NO_PLAN, StoragePlan
 from .profiling import ScanProfile
 from .rop import scan_rop
-from .step_errors import STEP_ERRORS, check_time_budget, step_error
 from .utils import (as_shape_var, check_closed, checked_origins, graph_signature, infer_shapes,
                     simplified, without_size_reads)
 
@@ -45,22 +42,28 @@ class Scan(Op):
         One per outer sequence, to name the user's sequence in errors.
     output_labels : tuple of str, optional
         One per inner output, naming it in errors.
+    plan : StoragePlan, optional
+        Where the rows live (``bptt/scan/plan.py``); the empty plan by default.
 
-    Two Scan ops are equal when their infos are equal and their inner graphs
-    are structurally equal (`graph_signature`), so merging works on loops.
+    Two Scan ops are equal when their infos and plans are equal and their inner
+    graphs are structurally equal (`graph_signature`), so merging works on loops.
     """
 
-    __props__ = ("info", "signature")
+    __props__ = ("info", "plan", "signature")
     accepts_disconnected_output_grads = True
 
     def __init__(self, inner_inputs, inner_outputs, info, seq_origins=None, output_labels=None,
-                 profile=None):
+                 profile=None, plan=NO_PLAN):
         if not isinstance(info, ScanInfo):
             raise TypeError(f"Scan: info must be a ScanInfo, got {type(info).__name__}")
+        if not isinstance(plan, StoragePlan):
+            raise TypeError(f"Scan: plan must be a StoragePlan, got {type(plan).__name__}")
+        plan.check(info)
         equiv = clone_get_equiv(list(inner_inputs), list(inner_outputs))
         self.inner_inputs = [equiv[v] for v in inner_inputs]
         self.inner_outputs = [equiv[v] for v in inner_outputs]
         self.info = info
+        self.plan = plan
         self._check_inner()
         self.signature = graph_signature(self.inner_inputs, self.inner_outputs)
         self.seq_origins = tuple(seq_origins) if seq_origins else None
@@ -73,19 +76,15 @@ class Scan(Op):
     # -- identity -------------------------------------------------------------
     def __hash__(self):
         if self._hash is None:
-            self._hash = hash((Scan, self.info, self.signature))
+            self._hash = hash((Scan, self.info, self.plan, self.signature))
         return self._hash
 
     def __str__(self):
-        into = "".join(f", nit_sot {k} into seq {j}" for k, j in
-                       enumerate(self.info.nit_sot_into_seq) if j is not None)
-        into += "".join(f", seq {j} into {b.kind} {b.index}" for b, j in
-                        zip(self.info.buffers, self.info.seq_into_buffer) if j is not None)
+        into = self.plan.describe_homes(self.info)
         into += "".join(f", nit_sot {k} summed " + ("over rows" if e[0] == ROW_SUM else
                                                      f"with seq {e[0]}") + f" (chunks of {e[1]} rows)"
                         for k, e in enumerate(self.info.nit_sot_sums) if e is not None)
-        into += "".join(f", seq {j} times non-seq {e[0]} (chunks of {e[1]} rows)"
-                        for j, e in enumerate(self.info.seq_products) if e is not None)
+        into += self.plan.describe_products()
         return f"Scan{{{self.info.name or 'scan'}{into}}}"
 
     __repr__ = __str__
@@ -163,10 +162,10 @@ class Scan(Op):
 
     def _seq_rows(self, k, inputs):
         """What sequence `k`'s rows are: its outer input, or, when the step reads
-        ``X[t] @ W`` (`ScanInfo.seq_products`), a variable of that product's type."""
+        ``X[t] @ W`` (`StoragePlan.seq_products`), a variable of that product's type."""
         from ..tensor.type import TensorType
 
-        e, x = self.info.seq_product(k), inputs[self.info.outer_in_seqs[k]]
+        e, x = self.plan.seq_product(k), inputs[self.info.outer_in_seqs[k]]
         if e is None:
             return x
         w = inputs[self.info.outer_in_non_seqs[e[0]]]
@@ -228,142 +227,7 @@ class Scan(Op):
         return self._program
 
     def perform(self, node, inputs, output_storage):
-        info = self.info
-        n = int(inputs[0])
-        self.check_before_loop(n, inputs)
-        bufs = [self._alloc_buffer(b, inputs[b.outer_input], n, self._held_seq(s, inputs))
-                for s, b in enumerate(info.buffers)]
-        lengths = [min(int(inputs[i]), n) for i in info.outer_in_nit_sot]
-        nits = [None] * info.n_nit_sot
-        shared = [inputs[i] for i in info.outer_in_shared]
-        start = time.perf_counter()
-        executed = self._loop(inputs, n, bufs, nits, lengths, shared)
-        if self.profile is not None:
-            self.profile.record(executed, time.perf_counter() - start)
-        outs = []
-        for b, buf in zip(info.buffers, bufs):
-            outs.append(buf if b.kind == "mit_mot" else _in_time_order(buf, b.extent + executed))
-        for k in range(info.n_nit_sot):
-            outs.append(self._finish_nit(k, nits[k], lengths[k], executed, inputs))
-        outs += [_unaliased(v, bufs) for v in shared]
-        if info.as_while:
-            outs.append(np.asarray(executed, dtype="int64"))
-        for cell, value in zip(output_storage, outs):
-            cell[0] = value
-
-    def _loop(self, inputs, n, bufs, nits, lengths, shared):
-        """Run up to `n` steps, writing into `bufs`, `nits` and `shared`; return the steps run."""
-        info, program = self.info, self.program
-        args = [None] * info.n_inner_inputs
-        for i, j in zip(info.inner_in_non_seqs, info.outer_in_non_seqs):
-            args[i] = inputs[j]
-        factor = {k: inputs[info.outer_in_non_seqs[wk]] for k, wk, _ in info.product_seqs}
-        seqs = [(i, inputs[j], factor.get(k))
-                for k, (i, j) in enumerate(zip(info.inner_in_seqs, info.outer_in_seqs))]
-        for t in range(n):
-            for i, seq, w in seqs:
-                # `seq_products`: one product per step here; the numba loop chunks.
-                args[i] = seq[t] if w is None else np.dot(seq[t], w)
-            for b, buf in zip(info.buffers, bufs):
-                for i, off in zip(b.inner_inputs, b.in_offsets):
-                    args[i] = buf[(t + off) % len(buf) if b.ring else t + off]
-            for k, i in enumerate(info.inner_in_shared):
-                args[i] = shared[k]
-            if not t & 255:
-                check_time_budget()    # a re-run that words a compiled call's error (linker)
-            try:
-                values = program(*args)
-            except STEP_ERRORS as exc:
-                raise step_error(self, exc, t) from None
-            for b, buf in zip(info.buffers, bufs):
-                for o, off in zip(b.inner_outputs, b.out_offsets):
-                    self._write(buf, (t + off) % len(buf) if b.ring else t + off, values[o], t, o)
-            # Summed nit_sots first: a step value may be a view of a sequence row that a
-            # nit_sot stored in that sequence (`nit_sot_into_seq`) overwrites below.
-            for k, o in enumerate(info.inner_out_nit_sot):
-                if info.nit_sot_sum(k) is not None:
-                    nits[k] = self._add_product(k, nits[k], inputs, t, values[o])
-            for k, o in enumerate(info.inner_out_nit_sot):
-                if info.nit_sot_sum(k) is not None:
-                    continue
-                if nits[k] is None:
-                    nits[k] = self._nit_rows(k, lengths[k], np.shape(values[o]), inputs)
-                if lengths[k]:
-                    self._write(nits[k], t % lengths[k], values[o], t, o)
-            for k, o in enumerate(info.inner_out_shared):
-                shared[k] = values[o]
-            if info.as_while and values[info.inner_out_until]:
-                return t + 1
-        return n
-
-    def _write(self, buf, row, value, step, o):
-        value = np.asarray(value)
-        if value.shape != buf.shape[1:]:
-            raise ValueError(
-                f"{self.info.label}: at step {step}, {self.label_of_output(o)} has shape "
-                f"{value.shape}, but {_row_origin(buf)} {buf.shape[1:]}; the step function "
-                f"must return the same shape at every step")
-        buf[row] = value
-
-    def _add_product(self, k, acc, inputs, t, y):
-        """``acc + seq_j[t].T @ y`` (or ``+ y.sum(axis=0)``): one step of a summed nit_sot."""
-        if self.info.nit_sot_row_sum(k):
-            term = np.asarray(y).sum(axis=0)
-            return term if acc is None else acc + term
-        x = np.asarray(inputs[self.info.outer_in_seqs[self.info.nit_sot_sum(k)[0]]][t])
-        term = np.dot(x.T, np.asarray(y))
-        return term if acc is None else acc + term
-
-    def _nit_rows(self, k, length, row_shape, inputs):
-        """Where nit_sot `k` is stored: fresh rows, or its sequence's (`nit_sot_into_seq`)."""
-        dtype = self.inner_outputs[self.info.inner_out_nit_sot[k]].type.dtype
-        j = self.info.nit_sot_seq(k)
-        if j is not None:
-            # The rewrite proved row t is read by step t only; a row shape that differs at
-            # run time keeps fresh rows (the write then names the step).
-            seq = inputs[self.info.outer_in_seqs[j]]
-            if (isinstance(seq, np.ndarray) and seq.shape[1:] == row_shape
-                    and seq.dtype == dtype and seq.flags.writeable):
-                return seq[:length]
-        return np.empty((length,) + row_shape, dtype=dtype)
-
-    def _held_seq(self, s, inputs):
-        j = self.info.buffer_seq(s)
-        return None if j is None else inputs[self.info.outer_in_seqs[j]]
-
-    def _alloc_buffer(self, b, init, n, seq=None):
-        init = np.asarray(init)
-        if b.kind == "mit_mot":
-            return init.copy()
-        if seq is not None and _rows_after(init, seq, b.extent, n):
-            # `seq_into_buffer`: the rewrite proved this memory is the loop's alone.
-            return init[: b.extent + n]
-        # A ring (save-mem) never holds more rows than the loop writes.
-        rows = b.extent + n if not b.ring else min(b.rows, b.extent + n)
-        buf = np.empty((rows,) + init.shape[1:], dtype=init.dtype)
-        buf[: b.extent] = init[: b.extent]
-        return buf
-
-    def _finish_nit(self, k, ring, length, executed, inputs):
-        summed = self.info.nit_sot_sum(k)
-        if summed is not None:
-            if ring is not None:
-                return ring
-            o = self.info.inner_out_nit_sot[k]
-            cols = self.zero_step_row_shape(o, inputs)[-1]
-            if summed[0] == ROW_SUM:
-                return np.zeros((cols,), dtype=self.inner_outputs[o].type.dtype)
-            seq = np.asarray(inputs[self.info.outer_in_seqs[summed[0]]])
-            return np.zeros((seq.shape[-1], cols), dtype=self.inner_outputs[o].type.dtype)
-        if ring is None:
-            o = self.info.inner_out_nit_sot[k]
-            row = self.zero_step_row_shape(o, inputs)
-            return np.empty((0,) + row, dtype=self.inner_outputs[o].type.dtype)
-        if executed < length:
-            return ring[:executed]
-        if executed % length:
-            return np.roll(ring, -(executed % length), axis=0)
-        return ring
+        reference_loop.perform(self, inputs, output_storage)
 
     # -- checks before the loop -------------------------------------------------------
     def check_before_loop(self, n, inputs):
@@ -414,7 +278,7 @@ class Scan(Op):
     def product_error(self, inputs):
         """The message for a sequence read as ``X[t] @ W`` whose `W` does not fit, else None."""
         info = self.info
-        for j, wk, _ in info.product_seqs:
+        for j, wk, _ in self.plan.product_seqs:
             x = np.shape(inputs[info.outer_in_seqs[j]])
             w = np.shape(inputs[info.outer_in_non_seqs[wk]])
             if x[2] != w[0]:
@@ -464,7 +328,7 @@ class Scan(Op):
         args = [None] * info.n_inner_inputs
         for k, (i, j) in enumerate(zip(info.inner_in_seqs, info.outer_in_seqs)):
             seq = np.asarray(inputs[j])
-            e = info.seq_product(k)
+            e = self.plan.seq_product(k)
             row = seq.shape[1:] if e is None else \
                 seq.shape[1:2] + np.shape(inputs[info.outer_in_non_seqs[e[0]]])[1:]
             args[i] = np.zeros(row, seq.dtype)
@@ -495,10 +359,10 @@ class Scan(Op):
         if self.info.nit_sot_sums:
             raise NotImplementedError(f"{self.info.label}: {what} of a scan whose nit_sots "
                                       f"are summed (nit_sot_sums={self.info.nit_sot_sums})")
-        if self.info.seq_products:
+        if self.plan.seq_products:
             raise NotImplementedError(f"{self.info.label}: {what} of a scan that computes "
                                       f"sequence products in chunks "
-                                      f"(seq_products={self.info.seq_products})")
+                                      f"(seq_products={self.plan.seq_products})")
 
     # -- symbolic properties --------------------------------------------------------------
     def inner_connection_pattern(self):
@@ -626,7 +490,7 @@ class Scan(Op):
         per_inner = [None] * info.n_inner_inputs
         for k, (i, j) in enumerate(zip(info.inner_in_seqs, info.outer_in_seqs)):
             per_inner[i] = tuple(input_shapes[j])[1:]
-            e = info.seq_product(k)
+            e = self.plan.seq_product(k)
             if e is not None:   # rows of X[t] @ W: (B, N)
                 per_inner[i] = per_inner[i][:1] + tuple(input_shapes[info.outer_in_non_seqs[e[0]]])[1:]
         for b in info.buffers:
@@ -682,35 +546,6 @@ def _require_row_fit(outer, inner_type, what):
 
 def _merge_shapes(a, b):
     return tuple(x if x is not None else y for x, y in zip(a, b))
-
-
-def _row_origin(buf):
-    return "the rows it is stored in have shape" if buf.ndim else "its buffer has shape"
-
-
-def _in_time_order(buf, total):
-    """The last rows of a buffer that received `total` full rows (a ring wraps around)."""
-    if total <= len(buf):
-        return buf[:total]
-    r = total % len(buf)
-    return np.concatenate((buf[r:], buf[:r])) if r else buf
-
-
-def _rows_after(init, seq, extent, n):
-    """Whether `seq` is exactly the rows of C-contiguous `init` after its first `extent`
-    (so the loop may keep its buffer in `init`: `ScanInfo.seq_into_buffer`)."""
-    if not (isinstance(seq, np.ndarray) and init.flags.c_contiguous and init.flags.writeable
-            and seq.dtype == init.dtype and seq.shape[1:] == init.shape[1:]
-            and seq.strides == init.strides and len(init) >= extent + n and len(seq) >= n):
-        return False
-    address = init.__array_interface__["data"][0] + extent * init.strides[0]
-    return seq.__array_interface__["data"][0] == address
-
-
-def _unaliased(value, bufs):
-    if isinstance(value, np.ndarray) and any(np.may_share_memory(value, b) for b in bufs):
-        return value.copy()
-    return value
 
 
 def _own_shape_or_none(v):

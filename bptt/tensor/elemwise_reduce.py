@@ -7,8 +7,8 @@ its numba lowering (link/numba/dispatch/elemwise_reduce.py) loops once over
 the broadcast shape of the elementwise inputs, evaluates the scalar
 expression per element in the Elemwise's exact dtype and adds it (or
 multiplies, or compares) into the accumulator, the reduction's own. No
-array of the expression's shape exists: for the benchmark loss
-``sum(H[1:] * H[1:])`` a T x B x H temporary less, and one pass over memory
+array of the expression's shape exists: for a loss over a state trace,
+``sum(H[1:] * H[1:])``, a T x B x H temporary less, and one pass over memory
 instead of three (write the product, read it back).
 
 Only the rewrite `reduce_of_elemwise` (tensor/rewriting/elemwise_reduce.py)

@@ -1,5 +1,6 @@
 """Compiling in the background (bptt/compile/background.py): PY calls first, then the
 compiled code; values, shared state and errors as in a function compiled at once."""
+import os
 import pickle
 import warnings
 
@@ -112,3 +113,85 @@ def test_a_function_compiling_in_the_background_pickles(fresh_cache):
     g = pickle.loads(pickle.dumps(f))
     assert g.wait_for_compile(timeout=300) and f.wait_for_compile(timeout=300)
     np.testing.assert_allclose(g(np.ones(3)), f(np.ones(3)))
+
+
+def test_it_is_on_by_default_unless_the_environment_turns_it_off():
+    import subprocess
+    import sys
+
+    code = "from bptt.config import config; print(config.compile_in_background)"
+    env = {k: v for k, v in os.environ.items() if k != "BPTT_COMPILE_IN_BACKGROUND"}
+    on = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(env, BPTT_COMPILE_IN_BACKGROUND="0"))
+    assert (on.stdout.strip(), off.stdout.strip()) == ("True", "False")
+
+
+def test_a_graph_that_does_not_pickle_compiles_in_function(fresh_cache, monkeypatch):
+    def refuse(*_):
+        raise pickle.PicklingError("an op holds a lambda")
+
+    monkeypatch.setattr(background, "submit", refuse)
+    x = T.vector("x")
+    with pytest.warns(RuntimeWarning, match="(?s)'unpicklable'.*not in the background.*lambda"):
+        f = bptt.function([x], T.exp(x) + 11, compile_in_background=True, name="unpicklable")
+    assert f.running_mode == "NUMBA" and f._pending is None
+    np.testing.assert_allclose(f(np.zeros(2)), [12.0, 12.0])
+
+
+def test_a_function_queued_behind_a_running_child_waits_for_its_core(fresh_cache, monkeypatch):
+    # the running child is busy on one core: the busy measure sees no free core,
+    # but that core is the queue's, so the next function queues instead of compiling here
+    monkeypatch.setattr(background, "free_cores", lambda: 0.0)
+
+    class Running:
+        def poll(self):
+            return None
+
+    monkeypatch.setitem(background._state, "running", Running())
+    assert background.own_child_cores() == 1
+    x = T.vector("x")
+    f = bptt.function([x], T.exp(x) * 13, compile_in_background=True)
+    assert f.running_mode == "PY" and f._pending is not None
+    monkeypatch.setitem(background._state, "running", None)
+    assert background.own_child_cores() == 0
+    assert f.wait_for_compile(timeout=300)
+
+
+def test_a_forked_child_starts_with_an_empty_queue(monkeypatch):
+    monkeypatch.setitem(background._state, "worker", object())
+    monkeypatch.setitem(background._state, "running", object())
+    old_queue = background._jobs
+    background._forget_parent_queue()
+    try:
+        assert background._state["worker"] is None and background._state["running"] is None
+        assert background._jobs is not old_queue and background._jobs.empty()
+    finally:
+        background._jobs = old_queue
+
+
+def test_the_first_result_comes_without_importing_numba(tmp_path):
+    # PY mode never imports numba; naming the graph for the cache must not either,
+    # or the background path's first result would wait for numba's import
+    import subprocess
+    import sys
+
+    code = """if True:
+        import sys
+        import numpy as np
+        import bptt
+        import bptt.tensor as T
+        from bptt.compile import background
+        background.free_cores = lambda: 1.0
+        x = T.vector("x")
+        ys, _ = bptt.scan(lambda a, h: T.tanh(a + h), sequences=[x], outputs_info=[T.zeros(())])
+        f = bptt.function([x], bptt.grad(ys.sum(), x))
+        f(np.ones(3))
+        print(f.running_mode, "numba" in sys.modules)
+    """
+    env = dict(os.environ, BPTT_CACHE_DIR=str(tmp_path / "cache"), BPTT_CHECK_IR="0",
+               BPTT_COMPILE_IN_BACKGROUND="1")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["PY", "False"]

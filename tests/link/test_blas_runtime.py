@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import bptt.link.numba.runtime  # noqa: F401  (loads blas: the two import each other)
 from bptt.link.numba import blas
 from tests.strategies import assert_same
 
@@ -97,6 +96,28 @@ def test_gemm_into_beta_zero_never_reads_c():
     c = np.full((2, 4), np.nan)
     blas.gemm_into(1.0, a, b, 0.0, c)
     assert_same(c, np.full((2, 4), 3.0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("m,k,n", [(1, 30, 40), (3, 40, 12), (3, 40, 11), (8, 17, 100),
+                                   (5, 20, 33)])
+@pytest.mark.parametrize("la,lb,lc", [("C", "C", "C"), ("C", "T", "C"), ("T", "neg", "sub"),
+                                      ("sub", "cols", "rows"), ("rows", "T", "T")])
+def test_short_wide_results_through_blas(m, k, n, la, lb, lc, dtype):
+    # a result with blas.WIDE times more columns than rows is computed column-major and
+    # copied in transposed (float32, beta 0): values and c's other memory as before
+    assert m * k * n > blas.SMALL
+    rng = np.random.default_rng(m * n + k)
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    c = laid_out(np.full((m, n), np.nan, dtype), lc)
+    base = c.base if c.base is not None else c
+    before = base.copy()
+    got = blas.gemm_into(1.5, as_any(laid_out(a, la)), as_any(laid_out(b, lb)), 0.0, as_any(c))
+    assert np.shares_memory(got, c)
+    assert_same(c, 1.5 * (a @ b), scale=_scale(dtype, k))
+    pad = ~np.isnan(before)                     # the memory of base beside c
+    assert (base[pad] == before[pad]).all()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

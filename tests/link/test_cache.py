@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 import bptt
-from bptt.link.numba.runtime import _KeyedIndexDataCacheFile
+from bptt.link.numba.jitting import _KeyedIndexDataCacheFile
 
 ROOT = pathlib.Path(bptt.__file__).resolve().parent.parent
 

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bptt.link.numba import runtime  # noqa: F401  (loaded first, as generated code does)
 from bptt.link.numba import fastmath as fm
 
 LD = np.longdouble

@@ -198,3 +198,17 @@ def test_a_caller_compiled_against_a_cached_function_keeps_its_callees_hooks(tmp
     assert _stage(tmp_path, cache, "middle") == (7.0, 0)    # middle (and inner) cached
     assert _stage(tmp_path, cache, "outer") == (14.0, 0)    # outer compiled, middle loaded
     assert _stage(tmp_path, cache, "outer") == (14.0, 1)    # outer loaded in a fresh process
+
+
+@pytest.mark.parametrize("module", ["jitting", "runtime", "scan_runtime", "blas", "fastmath",
+                                    "elemwise_runtime", "alloc_runtime", "reduce_runtime",
+                                    "chunk_runtime", "separate"])
+def test_each_runtime_module_imports_first_in_a_fresh_process(module):
+    # a helper module that imported runtime.py (which gathers them all) would meet
+    # itself half-built when imported first
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", f"import bptt.link.numba.{module}"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -68,6 +68,19 @@ def test_optimizer_matches_formula(name, kw):
         np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-13, err_msg=f"{name} step {t + 1}")
 
 
+@pytest.mark.parametrize("mode", ["PY", "NUMBA"])
+def test_adam_counts_its_steps_in_an_int64(mode):
+    w = bptt.shared(np.array([1.0, -2.0], "float32"), name="w")
+    loss = T.sum(w * w)
+    updates = nn.adam(loss, [w], 0.01)
+    (step,) = [v for v in updates if v.name == "w.adam_step"]
+    assert step.dtype == "int64"
+    f = bptt.function([], loss, updates=updates, mode=mode)
+    for _ in range(3):
+        f()
+    assert step.get_value().dtype == np.int64 and step.get_value() == 3
+
+
 def test_shared_learning_rate_and_schedule():
     lr = bptt.shared(np.asarray(0.1), name="lr")
     w = bptt.shared(np.array([1.0, -2.0]), name="w")

@@ -102,7 +102,7 @@ def test_lstm_backward_sums_weight_gradients_in_chunks():
     assert [e[0] for e in _summed(node) if e is not None] == [1, 2, ROW_SUM]   # dWx, dWh, db
     assert not [k for k, e in enumerate(_summed(node)) if e is None
                 and node.outputs[node.op.info.outer_out_nit_sot[k]].ndim == 3
-                and node.op.info.nit_sot_seq(k) is None]
+                and node.op.plan.nit_sot_seq(k) is None]
 
 
 def test_until_loops_are_left_alone():

@@ -84,7 +84,7 @@ def test_lstm_backward_reads_no_zeros_sequence():
     # n_steps is not wrapped by the kept length check: the rewrites that compare it by
     # identity still fire (the gate cotangent nit_sot stored in a dead sequence's rows)
     assert type(after.inputs[0].owner.op).__name__ != "Check"
-    homes = lambda node: [j for j in node.op.info.nit_sot_into_seq if j is not None]  # noqa
+    homes = lambda node: [j for j in node.op.plan.nit_sot_into_seq if j is not None]  # noqa
     assert homes(after) and homes(before)
     seqs = lambda node: node.inputs[1:1 + node.op.info.n_seqs]   # noqa: E731
     assert any(fill.fill_source(s) is not None for s in seqs(before))

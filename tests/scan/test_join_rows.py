@@ -115,7 +115,7 @@ def test_a_possible_nit_sot_home_keeps_the_join():
     after = rewritten(ins, outs)
     bwd = backward_scan(after)
     (join,) = [n for n in _float_joins(after) if isinstance(n.op, Join)]
-    homes = [j for j in bwd.op.info.nit_sot_into_seq if j is not None]
+    homes = [j for j in bwd.op.plan.nit_sot_into_seq if j is not None]
     assert homes and not _mask_seqs(bwd)
     seq = bwd.inputs[bwd.op.info.outer_in_seqs[homes[0]]]
     while seq.owner is not None and seq.owner.op is not join.op:

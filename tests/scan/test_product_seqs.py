@@ -7,13 +7,13 @@ its loops; the forward reads ``X`` times ``Wx``, the backward ``X[::-1]`` times 
 the reversed h trace times ``Wh``, its gate cotangent staged in its own rows; with the
 gradient of ``X``, ``dX``'s rows are its own. Left alone: the forward RNN's ``x @ U``
 (held in the trace's rows), a product something else reads, an ``until`` loop and, with
-``config.reuse_forward``, the recorded pre-activation.
+``config.reuse_forward`` on, the recorded pre-activation (every other test turns it off).
 A GRU gradient: its gates' elementwise expressions, stacked by the push-out, move into
 both loops, over six chunked products. Values: NUMBA and PY against PY with the pass
 excluded, with chunks of 3 rows (several chunks and a partial last one), for the LSTM
 configurations, the LSTM gradient of X with everything, and the GRU plain and with
 everything, hypothesis over T (0 and 1 included), B, In, H and n_steps; a sequence whose steps are not one row stride apart. Errors: a matrix of the
-wrong height names the scan and the sizes; `ScanInfo` and `ScanArgs` refuse what they
+wrong height names the scan and the sizes; `StoragePlan` and `ScanArgs` refuse what they
 cannot carry.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from hypothesis import given, settings
 import bptt
 import bptt.tensor as T
 from bptt.scan.args import ScanArgs
-from bptt.scan.info import ScanInfo
+from bptt.scan.plan import StoragePlan
 from bptt.tensor.math import Dot
 from bptt.tensor.product_rows import ProductRows
 
@@ -37,6 +37,13 @@ from .test_fill_sequences import _lstm as fill_lstm
 from .test_rewriting import backward_scan, rewritten, scans
 
 PASS = "scan_chunk_seq_products"
+
+
+@pytest.fixture(autouse=True)
+def _recompute(monkeypatch):
+    """The plan these tests check: the backward recomputes the products
+    (``config.reuse_forward = False``; its default "auto" records the LSTM's pre-activation)."""
+    monkeypatch.setattr(bptt.config, "reuse_forward", False)
 
 
 def _lstm(cfg, wrt_x=False):
@@ -53,7 +60,7 @@ def _chunked(node):
     """{sequence index: the outer matrix it is multiplied by} of a Scan node."""
     info = node.op.info
     return {j: node.inputs[info.outer_in_non_seqs[e[0]]]
-            for j, e in enumerate(info.seq_products) if e is not None}
+            for j, e in enumerate(node.op.plan.seq_products) if e is not None}
 
 
 @pytest.mark.parametrize("name", sorted(LSTM_CONFIGS))
@@ -69,8 +76,8 @@ def test_lstm_gradient_keeps_no_stacked_product(name):
     assert [w.name for w in _chunked(fwd).values()] == ["Wx"]
     assert sorted(w.name for w in _chunked(bwd).values()) == ["Wh", "Wx"]
     # the gate cotangent (summed in chunks) is staged in its own rows
-    info = bwd.op.info
-    assert not {info.nit_sot_seq(k) for k in range(info.n_nit_sot)} & set(_chunked(bwd))
+    info, plan = bwd.op.info, bwd.op.plan
+    assert not {plan.nit_sot_seq(k) for k in range(info.n_nit_sot)} & set(_chunked(bwd))
     assert "times non-seq" in str(bwd.op)
 
 
@@ -88,11 +95,11 @@ def test_the_gradient_of_x_is_stacked_in_its_own_rows():
     # dX gets rows of its own, as it did whenever In != 4H
     ins, outs = _lstm({}, wrt_x=True)
     before = rewritten(ins, outs, exclude=(PASS,))
-    assert any(j is not None for j in backward_scan(before).op.info.nit_sot_into_seq)
+    assert any(j is not None for j in backward_scan(before).op.plan.nit_sot_into_seq)
     fg = rewritten(ins, outs)
     bwd = backward_scan(fg)
     assert sorted(w.name for w in _chunked(bwd).values()) == ["Wh", "Wx"]
-    assert not any(j is not None for j in bwd.op.info.nit_sot_into_seq)
+    assert not any(j is not None for j in bwd.op.plan.nit_sot_into_seq)
     assert not _outer_products(fg)
 
 
@@ -134,7 +141,7 @@ def test_gru_gradient_moves_its_gate_expressions_into_the_loops():
     info = bwd.op.info
     # what is left as plain sequences: the trace rows, X[::-1] and the loss cotangent's
     plain = [bwd.inputs[info.outer_in_seqs[j]] for j in range(info.n_seqs)
-             if info.seq_product(j) is None]
+             if bwd.op.plan.seq_product(j) is None]
     assert len(plain) <= 4, plain
 
 
@@ -144,7 +151,7 @@ def test_the_recorded_pre_activation_is_left_alone(monkeypatch):
     fg = rewritten(ins, outs)
     bwd = backward_scan(fg)
     (fwd,) = [n for n in scans(fg) if n is not bwd]
-    assert fwd.op.info.nit_sot_into_seq == (0,)      # z recorded in x @ Wx's rows
+    assert fwd.op.plan.nit_sot_into_seq == (0,)      # z recorded in x @ Wx's rows
     assert not _chunked(fwd) and not _chunked(bwd)
 
 
@@ -168,7 +175,7 @@ def test_a_users_product_sequence(case):
         assert [w.name for w in _chunked(node).values()] == ["W"]
         assert not _outer_products(fg)
     elif case == "trace":       # the whole h trace holds the product's rows (seq_into_buffer)
-        assert not _chunked(node) and node.op.info.seq_into_buffer
+        assert not _chunked(node) and node.op.plan.seq_into_buffer
     else:   # another reader keeps the product computed; an until loop is left alone
         assert not _chunked(node)
 
@@ -257,7 +264,7 @@ def test_a_matrix_of_the_wrong_height_is_named(mode):
         under(*data)
 
 
-# -- what ScanInfo and ScanArgs refuse ----------------------------------------------------------
+# -- what StoragePlan and ScanArgs refuse --------------------------------------------------------
 def _node():
     ins, outs = lstm_grad_graph()
     fg = rewritten(ins, outs)
@@ -265,17 +272,22 @@ def _node():
     return bwd
 
 
-def test_scan_info_validates_seq_products():
-    info = _node().op.info
+def test_storage_plan_validates_seq_products():
+    op = _node().op
+    info = op.info
+    check = lambda products: StoragePlan(seq_products=products).check(info)  # noqa: E731
     with pytest.raises(ValueError, match="seq_products needs one entry per sequence"):
-        dataclasses.replace(info, seq_products=((0, 8),))
+        check(((0, 8),))
     with pytest.raises(ValueError, match="seq_products"):
-        dataclasses.replace(info, seq_products=((info.n_non_seqs, 8),) + (None,) * (info.n_seqs - 1))
+        check(((info.n_non_seqs, 8),) + (None,) * (info.n_seqs - 1))
     with pytest.raises(ValueError, match="seq_products"):   # summed with: its rows are read
         j = info.nit_sot_sums[0][0]
-        dataclasses.replace(info, seq_products=tuple((0, 8) if k == j else None
-                                                     for k in range(info.n_seqs)))
-    assert ScanInfo(1, (), (), (), 1, 0, 0, 1, seq_products=(None,)).seq_products == ()
+        check(tuple((0, 8) if k == j else None for k in range(info.n_seqs)))
+    with pytest.raises(ValueError, match="seq_products"):   # a home: its memory holds rows
+        home = StoragePlan(nit_sot_into_seq=(0,) + (None,) * (info.n_nit_sot - 1))
+        dataclasses.replace(home, seq_products=((0, 8),) + (None,) * (info.n_seqs - 1)).check(info)
+    check(op.plan.seq_products)
+    assert StoragePlan(seq_products=(None,)).seq_products == ()
 
 
 def test_scan_args_refuses_a_scan_with_seq_products():

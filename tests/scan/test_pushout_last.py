@@ -121,7 +121,7 @@ def test_whole_pipeline_keeps_one_product_per_step_and_no_history():
     # x_t @ U: one product per chunk of steps inside the loop (scan_chunk_seq_products),
     # no T-long array (a ring buffer cannot hold it, as the trace would)
     info = node.op.info
-    (j, (w, _)), = [(j, e) for j, e in enumerate(info.seq_products) if e is not None]
+    (j, (w, _)), = [(j, e) for j, e in enumerate(node.op.plan.seq_products) if e is not None]
     assert node.inputs[info.outer_in_non_seqs[w]] is fg.inputs[ins.index(U)]
 
 

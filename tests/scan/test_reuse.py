@@ -64,12 +64,12 @@ def test_backward_reads_the_recorded_pre_activation(name):
     assert not _recomputes_h_wh(after)
     assert not _multiplies_a_row(bwd.op)
     # the recorded z lives in the rows of the forward's pushed-out x @ Wx ...
-    assert fwd.op.info.n_nit_sot == 1 and fwd.op.info.nit_sot_into_seq == (0,)
+    assert fwd.op.info.n_nit_sot == 1 and fwd.op.plan.nit_sot_into_seq == (0,)
     z = fwd.outputs[fwd.op.info.outer_out_nit_sot[0]]
     # ... and the backward reads it reversed, storing its gate cotangent in its rows
     seqs = [bwd.inputs[p] for p in bwd.op.info.outer_in_seqs]
     (j,) = [j for j, s in enumerate(seqs) if s.owner.inputs[0] is z]
-    assert j in bwd.op.info.nit_sot_into_seq
+    assert j in bwd.op.plan.nit_sot_into_seq
 
 
 def test_until_loops_are_left_alone():
@@ -135,3 +135,33 @@ def test_scaled_rnn_values_match_without_the_pass_py(data):
         _FUNCS["scaled"] = (compiled(ins, outs, "PY", (PASS,)), compiled(ins, outs, "PY"))
     before, after = _FUNCS["scaled"]
     assert_close(after(*args), before(*args), "scaled rnn")
+
+
+def test_auto_records_products_over_an_inner_size_not_known_below_min_inner():
+    from bptt.scan.rewriting import reuse
+
+    W = T.matrix("W")
+    thin, wide = T.tensor("float64", (None, 1), name="thin"), T.matrix("wide")
+    outer, full = T.dot(thin, W[:1]), T.dot(wide, W)
+    assert reuse.MIN_INNER == 2
+    assert not reuse._saves_work(outer, {outer})            # k = 1: one multiply per element
+    assert reuse._saves_work(full, {full})                  # k unknown
+    both = outer + full
+    assert reuse._saves_work(both, {outer, full, both})
+    only_outer = outer + T.dot(thin, W[1:2])
+    assert not reuse._saves_work(only_outer, {outer, only_outer.owner.inputs[1], only_outer})
+
+
+def test_auto_is_the_default_and_records_the_lstm_pre_activation(monkeypatch):
+    from bptt.config import _Config
+
+    monkeypatch.delenv("BPTT_REUSE_FORWARD", raising=False)
+    monkeypatch.setattr(bptt.config, "reuse_forward", _Config().reuse_forward)
+    assert bptt.config.reuse_forward == "auto"
+    ins, outs = _lstm(LSTM_CONFIGS["plain"])
+    fg = rewritten(ins, outs)
+    fwd, _ = _pair(fg)
+    assert not _recomputes_h_wh(fg) and fwd.op.info.n_nit_sot == 1
+    monkeypatch.setattr(bptt.config, "reuse_forward", False)
+    fwd, _ = _pair(rewritten(ins, outs))
+    assert fwd.op.info.n_nit_sot == 0

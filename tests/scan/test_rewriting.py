@@ -31,7 +31,8 @@ from bptt.compile.passes import pm
 #: The rewrites under test; the "before" graphs also skip other step-graph rewriting.
 OURS = ("scan_inline_constants", "scan_merge_inputs", "scan_remove_unused", "scan_inner",
         "scan_pushout_non_seqs", "scan_pushout_seqs", "scan_pushout_accumulators",
-        "scan_pushout_last_step", "scan_chunk_accumulators")
+        "scan_pushout_last_step", "scan_chunk_accumulators", "scan_pushout_rows",
+        "scan_state_rows")
 SCAN_PASSES = OURS + tuple(n for n in pm.names() if n.startswith("scan_inner") and n not in OURS)
 BASE = ("merge", "constant_folding", "canonicalize", "remove_dead_code")
 
@@ -113,7 +114,7 @@ def test_inline_constants_and_merge_inputs():
     fg = rewritten([x, w], [ys], exclude=SCAN_PASSES)
     assert only_scan(fg).op.info.n_non_seqs == 3
     node = only_scan(rewritten([x, w], [ys], exclude=("scan_inner", "scan_pushout_non_seqs",
-                                                      "scan_pushout_seqs")))
+                                                      "scan_pushout_seqs", "scan_pushout_rows")))
     assert node.op.info.n_non_seqs == 1
     assert node.inputs[node.op.info.outer_in_non_seqs[0]] is not None
 
@@ -168,10 +169,12 @@ def test_pushout_seqs_makes_one_product_over_all_steps():
 
 
 
-def test_backward_reads_the_forward_product_of_the_reversed_sequence():
-    # The LSTM's backward step recomputes z_t = x_t @ Wx + ...; pushed out, that is a
-    # product over x[::-1], which is the reversed forward product x @ Wx: one product.
-    # (Later, scan_chunk_seq_products computes it in chunks in each loop: no T-long array.)
+def test_backward_reads_the_forward_product_of_the_reversed_sequence(monkeypatch):
+    # With reuse_forward off, the LSTM's backward step recomputes z_t = x_t @ Wx + ...;
+    # pushed out, that is a product over x[::-1], which is the reversed forward product
+    # x @ Wx: one product. (Later, scan_chunk_seq_products computes it in chunks in each
+    # loop: no T-long array.)
+    monkeypatch.setattr(bptt.config, "reuse_forward", False)
     ins, outs = lstm_grad_graph()
     for exclude, products in ((("scan_chunk_seq_products",), 1), ((), 0)):
         fg = rewritten(ins, outs, exclude=exclude)
@@ -180,7 +183,7 @@ def test_backward_reads_the_forward_product_of_the_reversed_sequence():
                 if isinstance(n.op, Dot) and any(i is Wx for i in n.inputs)]
         assert len(on_x) == products    # was 2: x @ Wx forward, x[::-1] @ Wx backward
         chunked = [n.inputs[n.op.info.outer_in_non_seqs[e[0]]] for n in scans(fg)
-                   for e in n.op.info.seq_products if e is not None]
+                   for e in n.op.plan.seq_products if e is not None]
         assert chunked.count(Wx) == 2 * (1 - products)   # forward and backward loops
 
 

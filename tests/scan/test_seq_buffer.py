@@ -1,6 +1,6 @@
 """A product read as a sequence stored in its state's buffer (bptt/scan/rewriting/seq_buffer.py).
 
-Structure: `ScanInfo.seq_into_buffer` is set on the forward RNN (x @ U written by
+Structure: `StoragePlan.seq_into_buffer` is set on the forward RNN (x @ U written by
 `ProductRows` behind the initial row, the loop's buffer in those rows), shown by
 debugprint, also on a go_backwards loop (a product of X's reversed view is fresh memory in
 the loop's order), and NOT set for a reversed view of a product, until, a
@@ -25,6 +25,7 @@ from bptt.graph.evaluate import PerformProgram
 from bptt.graph.fg import FunctionGraph
 from bptt.link.numba.linker import make_numba_callable
 from bptt.scan.info import ScanInfo
+from bptt.scan.plan import StoragePlan
 from bptt.tensor.product_rows import HeadRows, ProductRows
 
 from .test_rewriting import assert_close, compiled, rewritten, scans
@@ -47,7 +48,7 @@ def _model(backwards=False):
 
 
 def _flagged(fg):
-    return [n for n in scans(fg) if n.op.info.seq_into_buffer]
+    return [n for n in scans(fg) if n.op.plan.seq_into_buffer]
 
 
 @pytest.mark.parametrize("backwards", [False, True])
@@ -58,7 +59,7 @@ def test_the_forward_product_is_stored_in_the_state_buffer(backwards):
     assert not _flagged(rewritten(ins, outs, exclude=PASS))
     (node,) = _flagged(rewritten(ins, outs))
     info = node.op.info
-    assert info.seq_into_buffer == (0,) and info.name == "rnn"
+    assert node.op.plan.seq_into_buffer == (0,) and info.name == "rnn"
     seq, init = node.inputs[info.outer_in_seqs[0]], node.inputs[info.buffers[0].outer_input]
     rows = seq.owner.inputs[0]                       # seq = rows[1:]
     assert isinstance(rows.owner.op, ProductRows) and rows.owner.op.k == 1
@@ -98,15 +99,20 @@ def test_the_flag_is_not_set(case):
         assert _flagged(rewritten(ins, outs))
 
 
-def test_scan_info_checks_the_field():
+def test_storage_plan_checks_the_field():
     base = dict(n_seqs=1, mit_mot_in_slices=(), mit_mot_out_slices=(), n_sit_sot=1,
                 n_nit_sot=0, n_shared_outs=0, n_non_seqs=0)
     with pytest.raises(ValueError, match="seq_into_buffer"):
-        ScanInfo(mit_sot_in_slices=(), seq_into_buffer=(1,), **base)
+        StoragePlan(seq_into_buffer=(1,)).check(ScanInfo(mit_sot_in_slices=(), **base))
     with pytest.raises(ValueError, match="seq_into_buffer"):    # two initial rows
-        ScanInfo(mit_sot_in_slices=((-2, -1),), seq_into_buffer=(0, None), **base)
-    info = ScanInfo(mit_sot_in_slices=((-1,),), seq_into_buffer=(None, 0), **base)
-    assert info.buffer_seq(1) == 0
+        StoragePlan(seq_into_buffer=(0, None)).check(
+            ScanInfo(mit_sot_in_slices=((-2, -1),), **base))
+    with pytest.raises(ValueError, match="seq_into_buffer"):    # a ring
+        StoragePlan(seq_into_buffer=(0,)).check(
+            ScanInfo(mit_sot_in_slices=(), buffer_rows=(2,), **base))
+    plan = StoragePlan(seq_into_buffer=(None, 0))
+    plan.check(ScanInfo(mit_sot_in_slices=((-1,),), **base))
+    assert plan.buffer_seq(1) == 0 and StoragePlan(seq_into_buffer=(None,)).empty
 
 
 # -- values: one compiled graph per mode ------------------------------------------------------

@@ -199,6 +199,9 @@ def test_inplace_never_on_inputs_or_values_with_other_readers():
         "alloc, one reader": [T.alloc(0.5, x.shape[0], y.shape[1]) + T.dot(x, y)],
         "alloc, other client": [alloc + T.dot(x, y), T.sum(alloc)],
         "shared": [s + T.dot(x, y)],
+        # PY mode's one-input add returns its input itself: z, not a buffer of its own
+        "input passed through": [T.add(z) + T.dot(x, y)],
+        "join, one reader": [T.join(0, z, e) + T.dot(x, y)],
     }
     for what, outs in cases.items():
         fg = rewritten([z, x, y, s], outs)

@@ -202,16 +202,16 @@ def test_loop_reads_arrays_through_flat_views_with_element_strides():
     assert "i0[0, 0]" in src and "elem_view(i0)" not in src
 
 
-def test_a_loop_is_inline_once_and_a_shared_kernel_when_repeated():
+def test_the_loops_of_main_are_shared_kernels():
     a, b = T.matrix("a"), T.matrix("b")
     f = bptt.function([a, b], [T.tanh(a * b) - a, T.exp(b), T.exp(a)], mode="NUMBA")
     graph = f._fn.source
-    # the fused loop appears once: written inline; the exp loop twice: one kernel, two calls
-    assert graph.count("@jit") == 1 and graph.count("= separately(") == 1
-    assert graph.count("_call(") == 2 and "for ew_j1 in range(ew_d1):" in graph
-    assert "ew_fout[np.uint64(ew_oout + ew_j0 * ew_eout[0]" in graph
-    assert "for j1 in range(d1):" in with_kernel_modules(graph)   # the kernel's own loop
-    # another graph with the same repeated loop imports the same kernel module
+    # main runs once per call, so a call costs nothing that counts and a kernel is compiled
+    # once for every graph: the fused loop one kernel, the exp loop one kernel called twice
+    assert graph.count("@jit") == 1 and graph.count("= separately(") == 2
+    assert graph.count("_call(") == 3 and "for ew_j1" not in graph
+    assert "for j1 in range(d1):" in with_kernel_modules(graph)   # the kernels' own loops
+    # another graph with the same loop imports the same kernel module
     g = bptt.function([a, b], [T.exp(a), T.exp(b)], mode="NUMBA")
     kernel = [line for line in g._fn.source.split("\n") if line.startswith("from bptt_generated")]
     assert len(kernel) == 1 and kernel[0].split(" as ")[0] in graph
@@ -220,6 +220,30 @@ def test_a_loop_is_inline_once_and_a_shared_kernel_when_repeated():
             np.testing.assert_allclose(got, want, rtol=1e-12)
         for got, want in zip(g(x, y), [np.exp(x), np.exp(y)]):
             np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_loop_in_a_step_is_inline_once_and_a_shared_kernel_when_repeated():
+    a0, b0 = T.matrix("a0"), T.matrix("b0")
+
+    def step(a, b):
+        return T.tanh(a * b) - a, T.exp(b) * 0.5, T.exp(a) * 0.5
+
+    (_, bs, cs), _ = bptt.scan(step, outputs_info=[a0, b0, None], n_steps=3)
+    f = bptt.function([a0, b0], [bs, cs], mode="NUMBA")
+    step_src = f._fn.source.split("def scan_step")[1].split("@jit")[0]
+    # a step runs at every step, where a call costs: the loop met once is written inline,
+    # the one met twice is one kernel called twice
+    assert step_src.count("for ew_j1 in range(ew_d1):") == 1, step_src
+    assert step_src.count("_call(") == 2, step_src
+    x, y = np.full((2, 3), 0.3), np.full((2, 3), -0.2)
+    want_b, want_c, a, b = [], [], x, y
+    for _ in range(3):
+        a, b, c = np.tanh(a * b) - a, np.exp(b) * 0.5, np.exp(a) * 0.5
+        want_b.append(b)
+        want_c.append(c)
+    got_b, got_c = f(x, y)
+    np.testing.assert_allclose(got_b, want_b, rtol=1e-12)
+    np.testing.assert_allclose(got_c, want_c, rtol=1e-12)
 
 
 def test_a_loop_in_a_scan_step_and_in_main_is_one_kernel():

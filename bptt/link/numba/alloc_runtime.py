@@ -2,10 +2,9 @@
 
 ``np.empty(shape, dtype)`` inside numba is an overload: numba compiles its
 implementation as a function of its own for every (ndim, dtype, spelling of
-the dtype) it meets, about 0.07 s each, and ``np.zeros``/``np.full`` add a
-second and third function on top. The RNN forward+backward function met
-twelve such ``np.empty`` instantiations, three ``np.zeros`` and three
-``np.full`` (1.6 CPU s of a cold compile). These intrinsics write numba's own
+the dtype) it meets, and ``np.zeros``/``np.full`` add a second and third
+function on top; a gradient meets a dozen such instantiations, a noticeable
+part of its cold compile. These intrinsics write numba's own
 allocation code (`_empty_nd_impl`: the same NRT allocation, alignment and
 size-overflow check) straight into the calling function, so no function is
 compiled for them:
@@ -18,8 +17,8 @@ compiled for them:
 A negative size raises ValueError, as in NumPy.
 
 Views and copies are intrinsics too, for the same reason (``np.ascontiguousarray``,
-``as_strided`` and a jitted copy loop were each a function compiled per array
-type, 0.1-0.7 s apiece on the RNN gradient):
+``as_strided`` and a jitted copy loop are each a function compiled per array
+type):
 
 * ``c_contiguous(x)``: `x` retyped C-contiguous when it is (checked at run time
   unless its numba layout says so), else a C-contiguous copy;
@@ -33,15 +32,15 @@ type, 0.1-0.7 s apiece on the RNN gradient):
 * ``broadcast_into(out, x)``: ``out[...] = x`` for a scalar or an array that
   broadcasts to `out` (ValueError with both shapes otherwise), returns `out`;
 * ``c_reshape(x, shape)``: ``x.reshape(shape)`` for a C-contiguous `x` (numba's
-  reshape compiled helper functions on first use in a process, ~0.2 CPU s, and
-  ~0.03 s per call site); one entry of `shape` may be -1;
+  reshape compiles helper functions on first use in a process, and more per
+  call site); one entry of `shape` may be -1;
 * ``check_index_<d>(i, n)``: integer index `i` of an axis `d` of length `n`,
   negative ones wrapped; IndexError when out of bounds (Subtensor's indices).
 
-``broadcast_into`` and ``check_index_<d>`` were an overload per (ndim, ndim of x)
-and a generated kernel, each a function compiled in every cold process (0.15-0.2
-and 0.07-0.19 CPU s); the in-place elementwise loops call ``broadcast_into``
-whether or not it runs.
+``broadcast_into`` and ``check_index_<d>`` are intrinsics rather than an overload
+per (ndim, ndim of x) and a generated kernel, which would each be a function
+compiled in every cold process; the in-place elementwise loops call
+``broadcast_into`` whether or not it runs. benchmarks/notes.md has the figures.
 """
 from __future__ import annotations
 
@@ -271,7 +270,7 @@ def _is_c_contiguous(builder, shape, strides, c_strides):
 @intrinsic
 def is_c_contiguous(typingctx, x):
     """``x.flags.c_contiguous``, written into the caller: numba lowers that attribute by
-    compiling a function of its own (0.25 CPU s in a cold process)."""
+    compiling a function of its own in every cold process."""
     _arrays("is_c_contiguous", x)
 
     def codegen(context, builder, sig, args):

@@ -28,6 +28,18 @@ registered with LLVM at import (`gemm_addresses`): NumPy's OpenBLAS functions
 compiled code refers to the symbol by name, not by address, so it stays valid
 in numba's disk cache; the library kind and integer width are in the cache key.
 
+Short, wide results. A row-major ``m x n`` result asked of BLAS as ``C^T = B^T A^T``
+makes BLAS's M the result's ``n`` columns and its N the ``m`` rows. With few rows
+and many columns (a batch of 32 rows times a 256 x 1024 weight, the product of
+every step of a recurrent loop) OpenBLAS's sgemm runs far below its rate: it packs
+the large operand as its M side, with copy routines slower than the N side's
+(benchmarks/notes.md has the figures, benchmarks/wide_product.py measures them). So a float32
+result with at least `WIDE` times more columns than rows, when BLAS would not read
+it (beta 0), is computed in column-major order (M = m) into a scratch array and
+copied into place transposed (blas_copies.py; O(m n) next to the product's
+O(m n k)). dgemm runs these shapes as fast either way, so the copy would only add
+to them: float64 products keep the direct call.
+
 Small products (at most `SMALL` multiply-adds) run as plain loops instead:
 the BLAS call costs about as much as the whole product there (see
 ``benchmarks/dot.py``).
@@ -38,7 +50,7 @@ product) and `gemm_fresh` (the Gemm op; its in-place form is written into
 the caller as a `gemm_into` call, dispatch/blas.py). Everything else is written
 into its caller: the ``np.dot`` lowerings `dot_mm`, `dot_mv`, `dot_vm`, `dot_vv`
 are ``inline="always"`` (numba inlines their IR), and the loops of these two
-functions are LLVM intrinsics (`_gemm_loops`, `_copied`, `_copy_back`,
+functions are LLVM intrinsics (`_gemm_loops`, `_copied`, `_copy_back` of blas_copies.py,
 `_set_scaled`, `_add_scaled`): numba code typed and lowered for each of them cost
 more than the loops' LLVM work (the two functions took 0.85 + 0.45 CPU s to
 compile as numba loops, 0.5 + 0.3 as intrinsics). The copies for the rare
@@ -56,27 +68,20 @@ import importlib.util
 import os
 import sys
 
-if "bptt.link.numba.runtime" not in sys.modules:
-    # runtime re-exports this module at its end; entered here first, runtime would see
-    # a half-built module. Let runtime import this module whole; `import` returns that
-    # copy (the one in sys.modules), this partial one is dropped.
-    del sys.modules[__name__]
-    importlib.import_module("bptt.link.numba.runtime")
+from llvmlite import binding as llvm
+from llvmlite import ir
+from numba.core import cgutils, types
+import numba
+from numba.core.errors import TypingError
+from numba.extending import get_cython_function_address, intrinsic
 
-from llvmlite import binding as llvm  # noqa: E402
-from llvmlite import ir  # noqa: E402
-from numba.core import cgutils, types  # noqa: E402
-import numba  # noqa: E402
-from numba.np.arrayobj import _empty_nd_impl  # noqa: E402
-from numba.core.errors import TypingError  # noqa: E402
-from numba.extending import get_cython_function_address, intrinsic  # noqa: E402
-
-from .. import blas_threads  # noqa: E402
-from .alloc_runtime import alloc_empty  # noqa: E402
-from .blas_library import (  # noqa: E402
+from .. import blas_threads
+from .alloc_runtime import alloc_empty
+from .blas_copies import _copied, _copy_back, _copy_transposed, check_float_arrays
+from .blas_library import (
     numpy_openblas, numpy_openblas_addresses, numpy_openblas_threads)
-from .runtime import OPTIONS, jit  # noqa: E402
-from .separate import separately  # noqa: E402
+from .jitting import OPTIONS, jit
+from .separate import separately
 
 __all__ = ["gemm_into", "gemm_fresh", "dot_mm", "dot_mv", "dot_vm", "dot_vv",
            "gemm_into_call", "gemm_fresh_call"]
@@ -219,6 +224,9 @@ llvm.add_symbol("bptt_blas_threads_rule", blas_threads.RULE_ADDRESS)
 
 # Products with at most this many multiply-adds (m * n * k) are loops.
 SMALL = 512
+# A row-major result with at least this many times more columns than rows is computed
+# column-major into a scratch array (module docstring, "Short, wide results").
+WIDE = 4
 _INT_MAX = 2 ** (_INT_BITS - 1) - 1  # the BLAS's Fortran integers
 
 
@@ -454,7 +462,7 @@ def _gemm_loops(typingctx, alpha, a, b, beta, c):
     nests were about 0.35 of the 0.95 CPU s `gemm_into` took to compile. Rows of `b`
     and `c` with unit stride (the usual case) take a loop nest that vectorizes.
     """
-    _check_float_arrays("_gemm_loops", a, b, c)
+    check_float_arrays("_gemm_loops", a, b, c)
 
     def codegen(context, builder, sig, args):
         dtype = c.dtype
@@ -478,62 +486,6 @@ def _gemm_loops(typingctx, alpha, a, b, beta, c):
         return context.get_dummy_value()
 
     return types.none(alpha, a, b, beta, c), codegen
-
-
-def _emit_copy(builder, dst, src):
-    """``dst[...] = src`` for two 2-d llvm array structs of one shape and dtype, by byte
-    strides: a plain loop nest that LLVM does not vectorize (its run-time checks and
-    vector copies are what makes numba's copy loops slow to compile). For the rare
-    operands BLAS cannot take as they are, whose copy costs O(m n) next to the
-    product's O(m n k)."""
-    rows, cols = cgutils.unpack_tuple(builder, dst.shape, 2)
-    (d0, d1), (s0, s1) = (cgutils.unpack_tuple(builder, x.strides, 2) for x in (dst, src))
-    i8p = ir.IntType(8).as_pointer()
-    ptr = dst.data.type
-
-    def at(data, i, j, t0, t1):
-        raw = builder.gep(builder.bitcast(data, i8p), [builder.mul(i, t0)])
-        return builder.bitcast(builder.gep(raw, [builder.mul(j, t1)]), ptr)
-
-    with cgutils.for_range(builder, rows, intp=d0.type) as iloop:
-        with cgutils.for_range(builder, cols, intp=d0.type) as jloop:
-            i, j = iloop.index, jloop.index
-            builder.store(builder.load(at(src.data, i, j, s0, s1)), at(dst.data, i, j, d0, d1))
-
-
-@intrinsic
-def _copied(typingctx, x):
-    """A C-contiguous copy of 2-d `x`, by a plain loop nest (`_emit_copy`)."""
-    _check_float_arrays("_copied", x)
-    ctype = x.copy(layout="C", readonly=False)
-
-    def codegen(context, builder, sig, args):
-        ary = context.make_array(x)(context, builder, args[0])
-        out = _empty_nd_impl(context, builder, ctype, cgutils.unpack_tuple(builder, ary.shape, 2))
-        _emit_copy(builder, out, ary)
-        return out._getvalue()
-
-    return ctype(x), codegen
-
-
-@intrinsic
-def _copy_back(typingctx, dst, src):
-    """``dst[...] = src`` for 2-d arrays of one shape and dtype (`_emit_copy`)."""
-    _check_float_arrays("_copy_back", dst, src)
-
-    def codegen(context, builder, sig, args):
-        arrays = [context.make_array(t)(context, builder, v) for t, v in zip((dst, src), args)]
-        _emit_copy(builder, *arrays)
-        return context.get_dummy_value()
-
-    return types.none(dst, src), codegen
-
-
-def _check_float_arrays(who, *arrays):
-    if not all(isinstance(x, types.Array) and x.ndim == 2 for x in arrays):
-        raise TypingError(f"{who}: expected 2-d arrays")
-    if len({x.dtype for x in arrays}) != 1 or str(arrays[0].dtype) not in _SYMBOLS:
-        raise TypingError(f"{who}: the arrays must share a float32 or float64 dtype")
 
 
 @_inline
@@ -588,7 +540,11 @@ def gemm_into(alpha, a, b, beta, c):
         b = _copied(b)
         bmaj, ldb = 0, (n if n > 1 else 1)
     restore = _threads_for(m * n * k)
-    if cmaj <= 0:    # c^T = b^T a^T in column-major terms
+    if cmaj == 0 and beta == 0 and n >= WIDE * m and c.itemsize == 4:   # module docstring
+        t = alloc_empty((n, m), c.dtype)    # the memory of c in column-major order
+        _xgemm(amaj == 0, bmaj == 0, m, n, k, alpha, a, lda, b, ldb, beta, t, m)
+        _copy_transposed(c, t)
+    elif cmaj <= 0:    # c^T = b^T a^T in column-major terms
         _xgemm(bmaj == 1, amaj == 1, n, m, k, alpha, b, ldb, a, lda, beta, target, ldc)
     else:            # c = a b
         _xgemm(amaj == 0, bmaj == 0, m, n, k, alpha, a, lda, b, ldb, beta, target, ldc)
@@ -683,7 +639,7 @@ def _emit_scaled(context, builder, dtype, out, scale, src, accumulate):
 
 def _scaled_intrinsic(accumulate):
     def scaled(typingctx, out, scale, src):
-        _check_float_arrays("_scaled", out, src)
+        check_float_arrays("_scaled", out, src)
 
         def codegen(context, builder, sig, args):
             o, x = (context.make_array(t)(context, builder, v)

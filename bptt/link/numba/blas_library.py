@@ -6,9 +6,8 @@ integer build), loaded with NumPy itself. Generated code calls that library
 where it exists, rather than the one scipy's wheels ship (which numba's
 ``np.dot`` uses):
 
-* NumPy's copy is the newer build, and faster in float32: one LSTM step
-  product (32 x 128 @ 128 x 512) took 66 us in it against 90 us in scipy's
-  OpenBLAS 0.3.30, equal in float64 (one product timed alone);
+* NumPy's copy is the newer build, and faster in float32 on a loop's small
+  products (equal in float64; benchmarks/dot.py, figures in benchmarks/notes.md);
 * one thread pool for NumPy and bptt, set together (``OPENBLAS_NUM_THREADS``,
   threadpoolctl).
 

@@ -6,7 +6,7 @@ modules beside it (the jit options and helpers every module imports), of the
 bptt, numba, llvmlite and numpy versions, of the CPU numba compiles for and
 of numba's optimisation level. The same text always gets the same name, so
 numba's cached machine code for it (under ``<cache_dir>/numba/``, see
-`runtime.DiskCache`) stays valid, and a second process that generates the
+`jitting.DiskCache`) stays valid, and a second process that generates the
 same text loads that code instead of compiling.
 
 What the cache trusts, and what it checks (docs/cache.md):
@@ -48,7 +48,6 @@ import sys
 import tempfile
 import warnings
 
-import numba
 import numpy as np
 
 from ...config import config
@@ -68,14 +67,25 @@ def environment_tag():
     """The libraries and the CPU compiled code depends on, as one string.
 
     A cache copied to another machine, or kept across an upgrade of numba,
-    llvmlite or NumPy, never meets code compiled for another of them.
+    llvmlite or NumPy, never meets code compiled for another of them. Read
+    from llvmlite and the packages' metadata, not from numba's own target
+    description, so that naming a graph (the graph memo's key) does not import
+    numba: a function compiled in the background answers its first call
+    without it. numba's settings of the target CPU and its optimisation level
+    are read from the environment variables that set them.
     """
-    import llvmlite
-    from numba.core.registry import cpu_target
+    import importlib.metadata
 
-    triple, cpu, features = cpu_target.target_context.codegen().magic_tuple()
-    return "|".join([_VERSION, sys.version, numba.__version__, llvmlite.__version__,
-                     np.__version__, str(numba.config.OPT), triple, cpu, features])
+    import llvmlite
+    from llvmlite import binding
+
+    numba_version = (sys.modules["numba"].__version__ if "numba" in sys.modules
+                     else importlib.metadata.version("numba"))
+    settings = [f"{k}={os.environ.get(k, '')}"
+                for k in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "NUMBA_OPT")]
+    return "|".join([_VERSION, sys.version, numba_version, llvmlite.__version__,
+                     np.__version__, *settings, binding.get_process_triple(),
+                     binding.get_host_cpu_name(), binding.get_host_cpu_features().flatten()])
 
 
 @functools.lru_cache(maxsize=None)

@@ -19,7 +19,7 @@ written into every scan loop would be compiled again for every summed nit_sot
 """
 from .alloc_runtime import copy_into, strided_view
 from .blas import _like, gemm_into_call
-from .runtime import jit
+from .jitting import jit
 from .separate import separately
 
 __all__ = ["chunk_stage_call", "chunk_product_call", "chunk_row_sum_call", "seq_product_call"]
@@ -109,7 +109,7 @@ def seq_product(out, x, x_lo, kk, w):
     """``out[m] = x[x_lo + m] @ w`` for m < kk (``out[kk - 1 - m]`` when `x` runs
     backwards in memory, so that one gemm reads the block in memory order).
 
-    A sequence read as ``x_t @ W`` (``ScanInfo.seq_products``): `out` holds one
+    A sequence read as ``x_t @ W`` (``StoragePlan.seq_products``): `out` holds one
     chunk of steps, `x` is the (T, B, In) sequence (the backward scan's reversed
     trace has a negative step stride), `w` the (In, N) matrix.
     """

@@ -1,15 +1,14 @@
 """Vectorizable exp, expm1, log, log1p, tanh, sigmoid and softplus for compiled code.
 
 numba lowers ``np.exp(x)`` on a scalar to a call of the C library, which LLVM
-cannot vectorize: a loop over it costs about 19 ns per element, where NumPy's
-SIMD ufuncs take 1.2 ns (float64) and 0.2 ns (float32). The functions here are
+cannot vectorize: a loop over it is an order of magnitude slower per element
+than NumPy's SIMD ufuncs (benchmarks/fastmath.py). The functions here are
 plain arithmetic on the scalar, without branches (``a if c else b`` on scalars
 becomes an LLVM ``select``) and without calls, so a loop over them vectorizes.
 A float32 argument is computed in float32 with a float32-sized polynomial; a
 float64 argument in float64. Call them from numba code (``fast_exp(x)``) or
 from Python on a NumPy scalar. Generated code sees them through
-``runtime`` (``from bptt.link.numba.runtime import *``), which imports this
-module at its end; import ``runtime`` first.
+``runtime`` (``from bptt.link.numba.runtime import *``).
 
 Algorithms (the classic ones; constants from the cited sources):
 
@@ -61,11 +60,11 @@ Special values follow IEEE/NumPy: NaN in, NaN out; ``exp(-inf) = 0``,
 inf and underflow through the subnormals to 0 at the same thresholds as NumPy.
 No floating-point exception flags are promised.
 
-Speed (benchmarks/fastmath.py, AMD EPYC, AVX2): a loop over one function
-takes 1.9-2.3 ns per element in float64 and 0.7-1.1 ns in float32, 10-130x
-less than numba's libm calls. Exception: in float64, a loop that chains
-``fast_exp`` into ``fast_log`` or ``fast_log1p``, as ``fast_softplus`` does,
-runs at 15-30 ns. It is vectorized and makes no calls, but LLVM hoists about 40
+Speed (benchmarks/fastmath.py; figures in benchmarks/notes.md): a loop over
+one function runs at SIMD speed, far faster than numba's libm calls.
+Exception: in float64, a loop that chains ``fast_exp`` into ``fast_log`` or
+``fast_log1p``, as ``fast_softplus`` does, is several times slower than one
+function alone. It is vectorized and makes no calls, but LLVM hoists about 40
 constant vectors out of the loop and reloads most of them from the stack.
 That reload traffic is the suspected cause; it is not confirmed. Polynomials
 use Estrin's scheme where Horner's long dependency chain measurably slowed
@@ -82,7 +81,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import intrinsic, overload, register_jitable
 
-from .runtime import OPTIONS, cache_on_disk
+from .jitting import OPTIONS, cache_on_disk
 
 # Kernels are compiled on their own and inlined by LLVM (``alwaysinline``) into
 # whatever calls them; they are only ever called from compiled code, so the cfunc

@@ -98,6 +98,8 @@ class ModuleBuilder:
         self.used = set()
         self.loops = []                         # (Loop, input names, output name, prefix)
         self.loop_count = collections.Counter()  # Loop source -> occurrences in the module
+        self.loops_run_once = set()              # Loop sources met outside every loop step
+        self.step_depth = 0                      # > 0 while emitting a loop's step function
 
     def fresh(self, hint):
         """A module-level name not used yet, derived from `hint`."""
@@ -165,7 +167,12 @@ class ModuleBuilder:
         Graph functions call each other `separately` (see separate.py): an
         inner graph is compiled once, not again inside every caller.
         """
-        return self._separately(self.graph_function(inputs, outputs, hint))
+        self.step_depth += 1
+        try:
+            name = self.graph_function(inputs, outputs, hint)
+        finally:
+            self.step_depth -= 1
+        return self._separately(name)
 
     def graph_function(self, inputs, outputs, hint="graph"):
         """Emit the jitted function computing `outputs` from `inputs`; return its name."""
@@ -208,6 +215,8 @@ class ModuleBuilder:
             # Inline or a call is decided once the whole module is known (`_place_loops`).
             self.loops.append((low, args, outs[0], self.fresh(low.hint)))
             self.loop_count[low.source] += 1
+            if not self.step_depth:
+                self.loops_run_once.add(low.source)
             return f"{_LOOP_MARK}{len(self.loops) - 1}"
         if isinstance(low, Kernel):
             fname = self.add_kernel(low)
@@ -221,14 +230,17 @@ class ModuleBuilder:
         return head + "\n\n" + "\n\n".join(chunks)
 
     def _place_loops(self):
-        """The chunks with each loop written in: inline where the module holds the loop
-        once, a call of one shared kernel (compiled once) where it holds it more often.
+        """The chunks with each loop written in: a call of one shared kernel (compiled
+        once, cached for every graph) for a loop of a function that runs once per call
+        (`main`) and for one the module holds more than once; inline otherwise.
 
-        A loop inline costs its caller's compile in full every time it appears; a call
-        costs time at every step it runs (benchmarks/notes.md, dispatch/elemwise.py)."""
+        A loop inline costs its caller's compile in full every time it appears, and a
+        large function costs LLVM more than its parts; a call costs time at every step
+        it runs, which matters only inside a loop's step (dispatch/elemwise.py)."""
         names = {}
         for loop, _, _, _ in self.loops:
-            if self.loop_count[loop.source] > 1 and loop.source not in names:
+            shared = self.loop_count[loop.source] > 1 or loop.source in self.loops_run_once
+            if shared and loop.source not in names:
                 names[loop.source] = self.add_kernel(Kernel(loop.source, loop.hint, separate=True))
 
         def place(m):

@@ -4,9 +4,9 @@ The reverse sweep wraps a gradient in SumTo wherever its input may have been
 broadcast; sizes unknown at compile time leave the check to run time, so an
 LSTM backward step holds eight SumTo nodes and the RNN gradient three. Written
 into the caller, each one (size checks, a fast path, nested loops that add into
-the target) cost 0.2-0.25 s of numba typing, lowering and LLVM work; with only
-the summing moved out (`sum_to4`), the fast path and the 4-d view left in the
-caller still cost ~0.1 s per site.
+the target) is numba typing, lowering and LLVM work of its own; with only the
+summing moved out (`sum_to4`), the fast path and the 4-d view left in the
+caller still cost a good part of that per site (benchmarks/notes.md).
 
 Generated code now writes each SumTo of a gradient of at most 4 dims as one
 call, both `separately` (separate.py), compiled once per (dtype, rank, number
@@ -30,7 +30,7 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.np.arrayobj import make_array, populate_array
 
 from .alloc_runtime import alloc_zeros, c_reshape
-from .runtime import jit
+from .jitting import jit
 from .separate import separately
 
 __all__ = ["sum_to_call", "sum_to_new_call"]

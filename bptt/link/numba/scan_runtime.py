@@ -13,7 +13,7 @@ from numba.core.errors import NumbaWarning
 from ...scan.profiling import clock as scan_profile_clock
 from ...scan.profiling import record as scan_profile_record
 from .alloc_runtime import alloc_empty, copy_into  # noqa: F401  (intrinsics)
-from .runtime import jit
+from .jitting import jit
 from .separate import separately
 
 # Profiled loops read the clock in object mode; the nogil note numba prints then is noise.

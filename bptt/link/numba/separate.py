@@ -33,7 +33,7 @@ No wrappers. A numba function is normally compiled with two wrappers
 besides its own code: a CPython wrapper (unboxes Python arguments, boxes
 the result) and a cfunc wrapper (for first-class function values). A call
 by symbol uses neither, yet they cost their lowering, LLVM passes and
-machine code: ~0.9 of ~7.5 CPU s on the RNN gradient's cold compile. So
+machine code, a tenth or more of a gradient's cold compile. So
 the callee is compiled by a twin dispatcher of the same Python function
 with numba's ``no_cpython_wrapper`` and ``no_cfunc_wrapper`` options
 (`_wrapperless`); the dispatcher the user holds keeps its wrappers and can
@@ -63,15 +63,15 @@ def _wrapperless(dispatcher):
 
     Only for calls by symbol: calling the twin from Python would crash.
     """
-    from .runtime import DiskCache   # not at the top: runtime imports this module
+    from .jitting import DiskCache
 
     options = {k: v for k, v in dispatcher.targetoptions.items()
                if k != "nopython" and k not in _NO_WRAPPERS}
     twin = numba.njit(**options, **_NO_WRAPPERS)(dispatcher.py_func)
-    if isinstance(dispatcher._cache, DiskCache):   # bptt's disk cache (runtime.jit)
+    if isinstance(dispatcher._cache, DiskCache):   # bptt's disk cache (jitting.jit)
         try:
             twin._cache = _twin_cache(DiskCache, dispatcher.py_func)
-        except RuntimeError:  # no writable place for the cache files, as runtime.jit
+        except RuntimeError:  # no writable place for the cache files, as jitting.jit
             pass
     return twin
 

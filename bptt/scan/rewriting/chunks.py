@@ -12,10 +12,9 @@ its full rate but needs every ``dpre_t``: a T-long array beside the trace. A
 chunk of C steps does both: the step's ``dpre_t`` is copied into a C-row
 staging buffer and after every C steps (and after the last, partial chunk)
 one gemm with beta = 1 adds ``X_chunk.T @ DPRE_chunk`` ((In, C*B) x (C*B, H))
-into the accumulator. Measured on rnn-large (/work/scratch/h3/s5/gemm1.txt):
-chunks of C*B >= 1024 rows reach ~90% of the one-product rate; the whole call
-is as fast with 256 rows, the default (rnn-large's peak 33.7 -> 30.7 MiB,
-time equal within 1%; docs/scan-internals.md has the measurement).
+into the accumulator. Chunks of about a thousand rows come close to the
+one-product rate, and a whole call is as fast with 256 rows, the default, for
+less staging memory (docs/scan-internals.md has the measurement).
 
 The rewrite turns such a sit_sot into a *summed nit_sot*
 (``ScanInfo.nit_sot_sums``): the step returns ``dpre_t`` as a nit_sot whose

@@ -23,7 +23,7 @@ def rewrite_inner_op(op, pipeline):
     fg = FunctionGraph(op.inner_inputs, op.inner_outputs, clone=True)
     pipeline(fg)
     new = Scan(fg.inputs, fg.outputs, op.info, seq_origins=op.seq_origins,
-               output_labels=op.output_labels, profile=op.profile)
+               output_labels=op.output_labels, profile=op.profile, plan=op.plan)
     return None if new == op else new
 
 

@@ -14,7 +14,7 @@ written after step t returns; so the nit_sot can live in the sequence's rows::
     Scan(n, ..., seq, init, n, ...)  -> nit_sot row t written into seq[t]
                                         output: seq[:rows], a view of base
 
-`scan_nit_sot_into_seq` sets ``ScanInfo.nit_sot_into_seq`` when all of this
+`scan_nit_sot_into_seq` sets ``StoragePlan.nit_sot_into_seq`` when all of this
 is proven (Theano's ``destroy_map`` for a scan, restricted to what is safe
 without a destroy handler):
 
@@ -228,7 +228,7 @@ def nit_sot_aliases_row(op, k):
 
     Then writing it into the row must go through a copy.
     """
-    j = op.info.nit_sot_seq(k)
+    j = op.plan.nit_sot_seq(k)
     if j is None:
         return False
     row = op.inner_inputs[op.info.inner_in_seqs[j]]
@@ -273,7 +273,7 @@ def nit_sot_homes(fgraph, node, sums=False):
     chosen = [None] * info.n_nit_sot
     # a sequence a summed nit_sot multiplies is read again at its chunk's end (chunks.py)
     summed = {e[0] for e in info.nit_sot_sums if e is not None}
-    held = set(info.seq_into_buffer)   # rows a state buffer overwrites (seq_buffer.py)
+    held = set(node.op.plan.seq_into_buffer)   # rows a state buffer overwrites (seq_buffer.py)
     for k in range(info.n_nit_sot):
         if not _length_is_n(node, k) or (info.nit_sot_sum(k) is not None and not sums):
             continue
@@ -290,14 +290,14 @@ def scan_nit_sot_into_seq(fgraph, node):
     """Set ``nit_sot_into_seq`` for each nit_sot that can live in a dead sequence's rows."""
     op = node.op
     info = op.info
-    if info.nit_sot_into_seq:
+    if op.plan.nit_sot_into_seq:
         return None
     chosen = nit_sot_homes(fgraph, node, sums=True)
     if all(j is None for j in chosen):
         return None
-    new_info = dataclasses.replace(info, nit_sot_into_seq=tuple(chosen))
-    new_op = Scan(op.inner_inputs, op.inner_outputs, new_info, seq_origins=op.seq_origins,
-                  output_labels=op.output_labels, profile=op.profile)
+    plan = dataclasses.replace(op.plan, nit_sot_into_seq=tuple(chosen))
+    new_op = Scan(op.inner_inputs, op.inner_outputs, info, seq_origins=op.seq_origins,
+                  output_labels=op.output_labels, profile=op.profile, plan=plan)
     return new_op.make_node(*node.inputs).outputs
 
 

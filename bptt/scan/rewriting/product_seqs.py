@@ -11,7 +11,7 @@ two more.
 This pass (after `scan_nit_sot_into_seq`, before `scan_seq_into_buffer`, after
 every pass that edits a scan through `ScanArgs`) gives the product back to the loop without
 giving up the GEMM rate: the loop computes the rows of ``x @ W`` for a chunk
-of steps at once (``ScanInfo.seq_products``; one gemm over about
+of steps at once (``StoragePlan.seq_products``; one gemm over about
 ``config.chunk_rows`` stacked rows into a few steps' rows of working space,
 ``bptt/link/numba/dispatch/scan/products.py``) and step t reads its row::
 
@@ -65,6 +65,7 @@ from ...tensor.shape import DimShuffle, Reshape
 from ...tensor.subtensor import getitem
 from ...tensor.type import TensorType
 from ..info import ROW_SUM
+from ..plan import StoragePlan
 from ..op import Scan
 from .pushout import _reversed_source
 from .seq_buffer import buffer_homes
@@ -139,7 +140,7 @@ def _plan(fgraph, node, j, homes):
     computing it from them (none when the sequence is one product). `homes`: the node's
     `buffer_homes`."""
     info = node.op.info
-    if j in {e for e in info.seq_into_buffer if e is not None}:
+    if j in {e for e in node.op.plan.seq_into_buffer if e is not None}:
         return None
     if any(e is not None and e[0] == j for e in info.nit_sot_sums):
         return None
@@ -175,7 +176,7 @@ def _holds_stacked_rows(node, j):
     row = op.inner_inputs[info.inner_in_seqs[j]]
     return any(s == j and info.nit_sot_sum(k) is None and
                _elementwise_of(op.inner_outputs[info.inner_out_nit_sot[k]], row)
-               for k, s in enumerate(info.nit_sot_into_seq))
+               for k, s in enumerate(op.plan.nit_sot_into_seq))
 
 
 def _elementwise_of(v, row):
@@ -210,7 +211,7 @@ def _plans(fgraph, skip):
             continue
         homes = buffer_homes(fgraph, node)
         for j in range(node.op.info.n_seqs):
-            if node.op.info.seq_product(j) is None and (node, j) not in skip:
+            if node.op.plan.seq_product(j) is None and (node, j) not in skip:
                 plan = _plan(fgraph, node, j, homes)
                 if plan is not None:
                     plans[node, j] = plan
@@ -247,9 +248,9 @@ def _rebuild(node, plans):
     inner_seqs = [op.inner_inputs[i] for i in info.inner_in_seqs]
     non_seqs = [ins[i] for i in info.outer_in_non_seqs]
     inner_ns = [op.inner_inputs[i] for i in info.inner_in_non_seqs]
-    products = [info.seq_product(j) for j in range(info.n_seqs)]
+    products = [op.plan.seq_product(j) for j in range(info.n_seqs)]
     origins = list(op.seq_origins) if op.seq_origins else None
-    into = list(info.nit_sot_into_seq) or [None] * info.n_nit_sot
+    into = list(op.plan.nit_sot_into_seq) or [None] * info.n_nit_sot
     free = sorted(plans)            # slots of the moved sequences, taken by products first
     first_slot = free[0]
     memo = {}
@@ -361,15 +362,16 @@ def _node_without_slots(node, loop, free, replace):
         origins = [origins[k] for k in keep]
     sums = _remap_sums(info.nit_sot_sums, index)
     into = [None if s is None else index[s] for s in into]
-    held = tuple(None if s is None else index[s] for s in info.seq_into_buffer)
+    held = tuple(None if s is None else index[s] for s in op.plan.seq_into_buffer)
     inner_outs = clone_replace(op.inner_outputs, replace)
     states = op.inner_inputs[info.n_seqs:info.inner_in_non_seqs.start]
     outer_states = ins[info.outer_in_seqs.stop:info.outer_in_non_seqs.start]
-    new_info = dataclasses.replace(
-        info, n_seqs=len(seqs), n_non_seqs=len(non_seqs), seq_products=tuple(products),
-        nit_sot_into_seq=tuple(into), nit_sot_sums=sums, seq_into_buffer=held)
+    new_info = dataclasses.replace(info, n_seqs=len(seqs), n_non_seqs=len(non_seqs),
+                                   nit_sot_sums=sums)
+    plan = StoragePlan(nit_sot_into_seq=tuple(into), seq_into_buffer=held,
+                       seq_products=tuple(products))
     new_op = Scan(inner_seqs + states + inner_ns, inner_outs, new_info, seq_origins=origins,
-                  output_labels=op.output_labels, profile=op.profile)
+                  output_labels=op.output_labels, profile=op.profile, plan=plan)
     new = new_op.make_node(ins[0], *seqs, *outer_states, *non_seqs)
     if any(a.type != b.type for a, b in zip(node.outputs, new.outputs)):
         return None

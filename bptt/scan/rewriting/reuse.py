@@ -25,11 +25,15 @@ that correspond this way (or from the same non-sequences, or equal constants).
 Later, `scan_nit_sot_into_seq` stores Z in the rows of the forward's
 pushed-out ``x @ Wx`` (dead after its step) and the backward's gate cotangent in Z's rows.
 
-Off unless ``bptt.config.reuse_forward`` (``BPTT_REUSE_FORWARD=1``): the record
-is a T x B x 4H array, twice the LSTM's h and c traces. By default the backward
-loop recomputes the products instead, each in chunks of steps inside the loop
-(`scan_chunk_seq_products`, ``product_seqs.py``): no T-long array, about 25% more
-time on the benchmark LSTM (docs/scan-internals.md, "Products in chunks").
+When: ``bptt.config.reuse_forward``. Under ``"auto"`` (the default) a value is
+recorded where that saves work: where recomputing it takes a product over an inner
+size not known to be below `MIN_INNER` (an outer product, k = 1, costs one multiply
+per element, no more than the record's store and load). ``True`` records every
+such value, ``False`` none: then the backward loop recomputes the products, in
+chunks of steps where `scan_chunk_seq_products` (``product_seqs.py``) applies, with no
+T-long record (the memory-lean plan, at the price of the recomputed products:
+docs/scan-internals.md, "Products in chunks", has the figures). The record is a T x B x 4H array
+on an LSTM, twice its h and c traces, unless its rows can hold it (below).
 
 Which values: those computed by a product (`Dot`) of corresponding inputs or a
 sum with such a product (the part the push-out would run as whole-trace
@@ -61,6 +65,10 @@ from ..op import Scan
 from .basic import rebuild
 
 NAME = "scan_reuse_forward"
+
+#: under reuse_forward "auto", a product is recorded unless its inner size is known
+#: to be below this
+MIN_INNER = 2
 
 
 # -- which backward inputs are forward inputs, reversed ------------------------------------
@@ -194,9 +202,22 @@ def _saved(bop, memo):
             heavy.add(out)
     clients = _clients(bop.inner_outputs)
     outputs = set(bop.inner_outputs)
-    return [v for v in toposort_vars(bop.inner_outputs, heavy)
-            if v in outputs or any(not (_is_sum(c) and c.outputs[0] in heavy)
-                                   for c, _ in clients.get(v, []))]
+    saved = [v for v in toposort_vars(bop.inner_outputs, heavy)
+             if v in outputs or any(not (_is_sum(c) and c.outputs[0] in heavy)
+                                    for c, _ in clients.get(v, []))]
+    if config.reuse_forward == "auto":
+        saved = [v for v in saved if _saves_work(v, heavy)]
+    return saved
+
+
+def _saves_work(v, heavy):
+    """Whether `v` (a product, or a sum with products) takes a product whose inner size
+    is not known to be below `MIN_INNER` (reuse_forward "auto")."""
+    node = v.owner
+    if isinstance(node.op, Dot):
+        inner = node.inputs[0].type.shape[-1]
+        return inner is None or inner >= MIN_INNER
+    return any(_saves_work(i, heavy) for i in node.inputs if i in heavy)
 
 
 def toposort_vars(outputs, keep):
@@ -219,7 +240,7 @@ def _forward_candidates(bwd):
 
 def _eligible(node):
     info = node.op.info
-    return not info.as_while and not info.nit_sot_into_seq
+    return not info.as_while and not node.op.plan.nit_sot_into_seq
 
 
 def _reuse(fgraph, bwd, fwd):

@@ -19,7 +19,7 @@ rows 1..T (the mirror of `scan_nit_sot_into_seq`, bptt/scan/rewriting/inplace.py
 product and ``HeadRows(1)(rows, h0)[:1]`` is h0's row whatever the run-time shapes
 (when P's rows are not h0's, as in a broadcasting step or a product wider
 than the state, sliced into gates, HeadRows is h0 and the loop keeps a fresh buffer), so the
-values are those of the loop before; the ``ScanInfo.seq_into_buffer`` flag
+values are those of the loop before; the ``StoragePlan.seq_into_buffer`` flag
 lets the loop keep its buffer in ``rows`` when the sequence is exactly the
 initial value's rows after the first (checked once per call).
 
@@ -34,7 +34,7 @@ initial value's rows after the first (checked once per call).
   reversed view is fresh memory in the loop's order and qualifies);
 * the sequence row and the state have the same dtype and ndim and static shapes
   that do not contradict; the loop compares the run-time layout once per call
-  (`Scan._alloc_buffer`, the numba lowering's buffers.py) and otherwise keeps a fresh
+  (`perform._alloc_buffer`, the numba lowering's buffers.py) and otherwise keeps a fresh
   buffer;
 * no inner output but the state's own may be a view of the sequence row: the
   row is overwritten when the state is written, before nit_sots, shared values
@@ -132,7 +132,7 @@ def buffer_aliases_row(op, s):
 
     Then writing it into the buffer row must go through a copy.
     """
-    j = op.info.buffer_seq(s)
+    j = op.plan.buffer_seq(s)
     if j is None:
         return False
     row = op.inner_inputs[op.info.inner_in_seqs[j]]
@@ -146,7 +146,7 @@ def buffer_homes(fgraph, node):
     chosen = [None] * info.n_states
     if info.as_while:
         return chosen
-    taken = {j for j in info.nit_sot_into_seq if j is not None}
+    taken = {j for j in node.op.plan.nit_sot_into_seq if j is not None}
     for s, b in enumerate(info.buffers):
         if b.kind == "mit_mot" or b.extent != 1 or b.ring:
             continue
@@ -167,7 +167,7 @@ def scan_seq_into_buffer(fgraph, node):
     from ...tensor.product_rows import HeadRows, ProductRows
 
     op, info = node.op, node.op.info
-    if info.seq_into_buffer:
+    if op.plan.seq_into_buffer:
         return None
     chosen = buffer_homes(fgraph, node)
     if all(j is None for j in chosen):
@@ -180,9 +180,9 @@ def scan_seq_into_buffer(fgraph, node):
         seq, init = inputs[pos], inputs[b.outer_input]
         rows = ProductRows(1, seq.type.shape)(init, *_product(fgraph, seq, node, pos))
         inputs[pos], inputs[b.outer_input] = rows[1:], HeadRows(1)(rows, init)
-    new_info = dataclasses.replace(info, seq_into_buffer=tuple(chosen))
-    new_op = Scan(op.inner_inputs, op.inner_outputs, new_info, seq_origins=op.seq_origins,
-                  output_labels=op.output_labels, profile=op.profile)
+    plan = dataclasses.replace(op.plan, seq_into_buffer=tuple(chosen))
+    new_op = Scan(op.inner_inputs, op.inner_outputs, info, seq_origins=op.seq_origins,
+                  output_labels=op.output_labels, profile=op.profile, plan=plan)
     outputs = new_op.make_node(*inputs).outputs
     if any(a.type != b.type for a, b in zip(node.outputs, outputs)):
         return None   # a static shape became known: the outputs' types would change

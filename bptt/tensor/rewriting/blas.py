@@ -29,12 +29,12 @@ overwritten.
 from __future__ import annotations
 
 from ...graph.rewriting import InToOut, node_rewriter
-from ..basic import Alloc
 from ..blas import FLOATS, Gemm, gemm_inplace as _gemm_inplace_op, gemm_no_inplace
 from ..elemwise import Elemwise
 from ..math import Dot, add
 from ..scalar_ops import Add, Mul, Neg
 from ..type import constant
+from .aliasing import fresh
 
 
 def _is(node, scalar_op):
@@ -114,18 +114,13 @@ def _writable(fgraph, z, reader):
 
 
 def _fresh(var):
-    """Whether the compiled code computes `var` into a buffer of its own (no view).
-
-    An `Alloc` fills a new buffer in both modes: the accumulators' zeros of the weight
-    gradients pushed out of a scan (``Gemm(zeros(H, H), ...)``) are written in place.
-    """
+    """Whether the compiled code computes matrix `var` into a buffer of its own (no view):
+    what `aliasing.fresh` says of any value (an `Alloc`'s zeros, a new elementwise
+    result, not the input a one-input add passes through), and a product's result."""
     node = var.owner
     if node is None or var.ndim != 2:
         return False
-    op = node.op
-    return isinstance(op, (Dot, Gemm, Alloc)) or (isinstance(op, Elemwise)
-                                                  and len(node.outputs) == 1
-                                                  and not getattr(op, "inplace", False))
+    return isinstance(node.op, (Dot, Gemm)) or fresh(var)
 
 
 @node_rewriter([gemm_no_inplace])

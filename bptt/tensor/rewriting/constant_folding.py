@@ -30,8 +30,9 @@ from ..type import TensorConstant, TensorType
 MAX_ELEMENTS = 10_000
 #: Elements a folded node may compute in all (a loop: summed over its steps).
 MAX_WORK = 1_000_000
-#: What one run of a node's `perform` counts for at least, in elements: calling it costs
-#: 20-100 us in Python, so a folded loop runs at most MAX_WORK / NODE_COST = 2000 nodes.
+#: What one run of a node's `perform` counts for at least, in elements: a Python call
+#: costs as much as hundreds of elements' work, so a folded loop runs at most
+#: MAX_WORK / NODE_COST = 2000 nodes.
 NODE_COST = 500
 
 

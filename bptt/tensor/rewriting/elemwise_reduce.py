@@ -23,9 +23,9 @@ exact dtype, so the NUMBA result is the unfused NUMBA result bit for bit
 partial sums per index of the last axis (it vectorizes), equal to rounding.
 
 This replaces ``sum_of_product_to_dot`` (a float64 ``sum(a * b)`` over every
-axis as a BLAS dot of the flattened operands): on the benchmark loss over a
-101 x 64 x 512 trace the dot (a 1 x n by n x 1 gemm) took 6.5 ms CPU, the
-two loops 5.6 ms, the fused loop 1.3 ms (docs/architecture.md).
+axis as a BLAS dot of the flattened operands): a 1 x n by n x 1 gemm is no
+faster than the two loops it replaced, and the fused loop is several times
+faster than either (benchmarks/elemwise_reduce.py, figures in benchmarks/notes.md).
 """
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ Two view rewrites fold what save-mem leaves for a state's initial cotangent,
 ``shape_padleft(carry[-1])[::-1][0]``: ``x[::-1]`` is x when x's first axis has
 static length 1 (`reverse_of_one_row`), and ``DimShuffle{x, 0, ..}(y)[0]`` (or
 ``[-1]``) is y (`row_of_new_axis`). Each view is a statement of the compiled
-function (about 10 ms of numba's compile each).
+function, with numba compile time of its own.
 """
 from __future__ import annotations
 

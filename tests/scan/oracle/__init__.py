@@ -26,7 +26,7 @@ scan_merge_inputs                   inputs keyed by type, not identity          
 scan_remove_unused                  corrupt                                     273    2
 scan_inner                          corrupt                                     88     208
 scan_pushout_last_step              corrupt                                     29     49
-scan_reuse_forward (turned on)      corrupt                                     25     10
+scan_reuse_forward                  corrupt                                     27     49
 scan_pushout_non_seqs               corrupt                                     132    0
 scan_pushout_invariant_nit_sots     corrupt                                     48     27
 scan_pushout_invariant_nit_sots     n_steps - 1 rows                            48     64
@@ -36,7 +36,7 @@ scan_pushout_accumulators           corrupt                                     
 scan_merge                          corrupt                                     39     27
 scan_merge_outputs                  corrupt                                     18     84
 scan_merge_outputs                  nit_sots grouped by length only             18     84
-scan_step_shapes                    corrupt                                     155    2
+scan_step_shapes                    corrupt                                     166    2
 scan_save_mem                       corrupt                                     215    2
 scan_fill_sequences                 corrupt                                     11     107
 scan_fill_sequences                 zeros instead of the fill value             11     107
@@ -50,8 +50,8 @@ reduce_of_elemwise                  corrupt                                     
 gemm_inplace                        corrupt                                     69     2
 scan_inner_gemm                     corrupt                                     266    0
 scan_nit_sot_into_seq               corrupt                                     130    2
-scan_chunk_seq_products             corrupt                                     22     88
-scan_seq_into_buffer                corrupt                                     47     27
+scan_chunk_seq_products             corrupt                                     24     160
+scan_seq_into_buffer                corrupt                                     45     27
 inplace_elemwise                    corrupt                                     216    2
 remove_dead_code                    corrupt: writes no value [2]                0      -
 remove_dead_code                    live set misses the last output             0      0

@@ -28,14 +28,17 @@ replaced (``x[j0 * m0, j1 * m1]`` with ``m`` 0 where an input broadcasts)
 were slower to compile; a second loop nest for the no-broadcast case was
 measured no faster, so there is one nest (figures: benchmarks/notes.md).
 
-A loop the compiled module holds once is written into its graph function; a
-loop it holds more than once (equal source: scalar constants are arguments)
-is one shared kernel, compiled once per argument types and called
-`separately` (registry.Loop; the linker decides when the module is complete).
-A gradient step repeats loops (a sigmoid of each gate slice, its
-derivative, products of two arrays): each is compiled once. Every loop a
-call was tried: the same compile gain, but a call's cost per step at run
-time, and nothing to share for a loop written once (benchmarks/notes.md).
+Where a loop goes is the linker's choice once the module is complete
+(registry.Loop, `ModuleBuilder._place_loops`). A loop of the main graph
+function, which runs once per call, is a shared kernel, compiled once per
+argument types, cached on disk for every graph that holds it, and called
+`separately`. In a loop's step function, which runs at every step, a loop
+the module holds once is written inline, and a loop it holds more than once
+(equal source: scalar constants are arguments) is one shared kernel: a
+gradient step repeats loops (a sigmoid of each gate slice, its derivative,
+products of two arrays), each compiled once. Every step loop a call was
+tried: the same compile gain, but a call's cost at every step
+(benchmarks/notes.md).
 `linker.with_kernel_modules` shows a graph's source with its kernels.
 
 Inputs whose dtype differs

@@ -19,10 +19,11 @@ from .writer import write_row
 # length. A for loop knows its last step, so it writes row j into slot (j + offset) % rows
 # with the offset that puts the last row in the last slot: the ring is in time order when
 # the loop ends. A while loop (until) rotates its rings after the loop
-# (`ring_in_time_order_call`), and so does a state ring with several initial rows.
+# (`ring_in_time_order_call`), and so does a state ring with several initial rows. (A
+# ring is never a home: `StoragePlan.seq_into_buffer` holds whole buffers only.)
 def ring_from_offset(info, s):
     b = info.buffers[s]
-    return b.ring and b.extent == 1 and not info.as_while and info.buffer_seq(s) is None
+    return b.ring and b.extent == 1 and not info.as_while
 
 
 def buffer_row(info, s, off):
@@ -56,7 +57,7 @@ def emit_alloc(w, op):
 def _emit_buffer(w, op, s, alloc, copy):
     """State `s`'s buffer: fresh (`alloc`, then `copy` the initial row), or its initial
     value's own memory, whose rows after the first hold a sequence (`seq_into_buffer`)."""
-    j = op.info.buffer_seq(s)
+    j = op.plan.buffer_seq(s)
     if j is None:
         w(1, alloc)
         w(1, copy)

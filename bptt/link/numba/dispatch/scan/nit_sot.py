@@ -26,10 +26,10 @@ def static_dims(op):
     return dims
 
 
-def ring_from_offset(info, k):
+def ring_from_offset(op, k):
     """Whether nit_sot k's rows are written from an offset (buffers.py's rings; a nit_sot
     stored in its sequence has n rows: never a ring)."""
-    return not info.as_while and info.nit_sot_seq(k) is None
+    return not op.info.as_while and op.plan.nit_sot_seq(k) is None
 
 
 def emit_alloc(w, op, dims):
@@ -41,7 +41,7 @@ def emit_alloc(w, op, dims):
         o = info.inner_out_nit_sot[k]
         t = op.inner_outputs[o].type
         w(1, f"rows{k} = imin(nitlen{k}, n)")
-        if ring_from_offset(info, k):   # row t in slot (t + nro) % rows: the last in the last
+        if ring_from_offset(op, k):   # row t in slot (t + nro) % rows: the last in the last
             w(1, f"nro{k} = (rows{k} - n % rows{k}) % rows{k} if rows{k} > 0 else 0")
         if k in dims:
             row = "".join(f"{d}, " for d in dims[k])
@@ -54,8 +54,8 @@ def emit_alloc(w, op, dims):
 
 
 def _emit_rows(w, op, k, depth, row_shape, alloc):
-    """Nit_sot `k`'s rows: fresh (`alloc`), or its sequence's (`ScanInfo.nit_sot_into_seq`)."""
-    j = op.info.nit_sot_seq(k)
+    """Nit_sot `k`'s rows: fresh (`alloc`), or its sequence's (`StoragePlan.nit_sot_into_seq`)."""
+    j = op.plan.nit_sot_seq(k)
     if j is None:
         w(depth, alloc)
         return
@@ -83,7 +83,7 @@ def emit_writes(w, op, depth, dims):
             _emit_rows(w, op, k, depth + 2, f"out[{o}].shape",
                        f"nit{k} = alloc_empty((rows{k},) + out[{o}].shape, nit{k}.dtype)")
             w(depth + 2, f"nit{k}_ready = True")
-        row = f"(t + nro{k}) % rows{k}" if ring_from_offset(info, k) else f"t % rows{k}"
+        row = f"(t + nro{k}) % rows{k}" if ring_from_offset(op, k) else f"t % rows{k}"
         write_row(w, op, depth + 1, f"nit{k}", row, o, copy=nit_sot_aliases_row(op, k))
 
 
@@ -95,7 +95,7 @@ def emit_results(w, op):
         if info.nit_sot_sum(k) is not None:
             outs.append(f"sum{k}")
             continue
-        if info.nit_sot_seq(k) is None:
+        if op.plan.nit_sot_seq(k) is None:
             if info.as_while:
                 emit_in_time_order(w, f"nit{k}", "executed", f"rows{k}")
         else:

@@ -1,4 +1,4 @@
-"""Sequences read as ``seq[t] @ W`` (``ScanInfo.seq_products``,
+"""Sequences read as ``seq[t] @ W`` (``StoragePlan.seq_products``,
 bptt/scan/rewriting/product_seqs.py): the product of a chunk of steps' rows with W is one
 gemm, made when the chunk starts; each step reads its row of it.
 
@@ -16,7 +16,7 @@ from .writer import fail
 def emit_alloc(w, op):
     """Each product sequence's chunk rows (W's rows checked against the sequence's)."""
     info = op.info
-    for j, wk, rows in info.product_seqs:
+    for j, wk, rows in op.plan.product_seqs:
         w(1, f"if seq{j}.shape[2] != ns{wk}.shape[0]:")
         w(2, fail(f"{info.label}: sequence {j} is multiplied by a matrix of ", f"ns{wk}.shape[0]",
                   " rows, but its rows have ", f"seq{j}.shape[2]", " columns"))
@@ -29,7 +29,7 @@ def emit_alloc(w, op):
 
 def emit_step(w, op, d):
     """At a chunk's first step its products; `pr{j}`: step t's row of them."""
-    for j, wk, _ in op.info.product_seqs:
+    for j, wk, _ in op.plan.product_seqs:
         w(d, f"pi{j} = t % pk{j}")
         w(d, f"if pi{j} == 0:")
         w(d + 1, f"pn{j} = imin(pk{j}, n - t)")

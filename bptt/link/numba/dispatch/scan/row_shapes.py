@@ -32,10 +32,10 @@ def row_shapes(op, ctx, pending, zero_rows):
     info = op.info
     program = op._row_shape_program()
     outputs = [program.outputs[info.inner_out_nit_sot[k]] for k in pending]
-    args = step_arg_list(info, "alloc_zeros((1,) + seq{k}.shape[1:], seq{k}.dtype)[0]",
+    args = step_arg_list(op, "alloc_zeros((1,) + seq{k}.shape[1:], seq{k}.dtype)[0]",
                          "init{s}[{off}]", "shared{k}",
                          "alloc_zeros((1, seq{k}.shape[1], ns{w}.shape[1]), seq{k}.dtype)[0]")
-    sizes = step_arg_list(info, "seq{k}.shape[1 + {{d}}]", "init{s}.shape[1 + {{d}}]",
+    sizes = step_arg_list(op, "seq{k}.shape[1 + {{d}}]", "init{s}.shape[1 + {{d}}]",
                           "shared{k}.shape[{{d}}]", "(seq{k}.shape[1], ns{w}.shape[1])[{{d}}]")
     for k, i in enumerate(info.inner_in_non_seqs):
         sizes[i] = f"ns{k}.shape[{{d}}]"

@@ -17,12 +17,13 @@ def params(info):
     return names
 
 
-def step_arg_list(info, seq_row, buffer_row, shared, product_row=None):
+def step_arg_list(op, seq_row, buffer_row, shared, product_row=None):
     """Source of each inner input, in inner order, from per-category templates
     (`product_row`: a sequence read as ``seq[t] @ W``, `seq_products`; {w}: W's index)."""
+    info = op.info
     args = [None] * info.n_inner_inputs
     for k, i in enumerate(info.inner_in_seqs):
-        e = info.seq_product(k)
+        e = op.plan.seq_product(k)
         args[i] = seq_row.format(k=k) if e is None else product_row.format(k=k, w=e[0])
     for s, b in enumerate(info.buffers):
         for i, off in zip(b.inner_inputs, b.in_offsets):
@@ -38,7 +39,7 @@ def emit_step(w, op, step_fn, depth, dims):
     """Step t: the step function called on its inputs, its outputs stored."""
     info = op.info
     products.emit_step(w, op, depth)
-    args = ", ".join(step_arg_list(info, "seq{k}[t]", "buf{s}[{row}]", "state{k}",
+    args = ", ".join(step_arg_list(op, "seq{k}[t]", "buf{s}[{row}]", "state{k}",
                                    "pz{k}[pr{k}]"))
     w(depth, f"out = {step_fn}({args})")
     buffers.emit_writes(w, op, depth)

@@ -48,8 +48,8 @@ def groups(op):
 def _home(op, ks):
     """(nit_sot, sequence) whose rows hold the group's step values (nit_sot_into_seq), or None."""
     for k in ks:
-        if op.info.nit_sot_seq(k) is not None:
-            return k, op.info.nit_sot_seq(k)
+        if op.plan.nit_sot_seq(k) is not None:
+            return k, op.plan.nit_sot_seq(k)
     return None
 
 

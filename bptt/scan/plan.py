@@ -1,0 +1,138 @@
+"""`StoragePlan`: where a Scan node's rows live, beside `ScanInfo` (what the loop computes).
+
+`ScanInfo` describes the recurrence: which variables a step reads and writes, and the
+values of the outer outputs. A `StoragePlan` describes how the loop stores and makes
+rows: which array holds which rows while the loop runs, and which sequence rows it
+computes itself, in chunks. Every plan is set by a compile-time rewrite that proved it
+safe (docs/scan-internals.md, "Storage plans"); `scan()` builds a node with the empty
+plan, and so does every `ScanArgs` edit (a plan's indices name positions of the node it
+was made for, so an edit drops it, or refuses the node when dropping it would change a
+value: the passes that set plans run after the last edit).
+
+The plan is part of the op's identity (`Scan.__props__`): two nodes with different plans
+generate different loops, so they must not merge, and the graph key of the disk cache
+(`bptt.compile.graph_key`) describes it with the other props.
+
+Fields, each empty or one entry per loop variable of its category:
+
+* ``nit_sot_into_seq`` (one per nit_sot): None, or the sequence whose rows the nit_sot is
+  stored in; row t is written after step t, which alone read it, and the output is a view
+  of that sequence. Set by ``bptt/scan/rewriting/inplace.py``.
+* ``seq_into_buffer`` (one per state, in `ScanInfo.buffers` order): None, or the
+  sequence stored in that buffer's rows after its initial row (a sit_sot, or a mit_sot of
+  the one tap -1, whole buffer): the outer initial value is then the whole buffer, its
+  row ``t + 1`` holding sequence row t, and the loop writes the state into that memory.
+  Set by ``bptt/scan/rewriting/seq_buffer.py``.
+* ``seq_products`` (one per sequence): None, or ``(w, rows)``: the sequence's outer value
+  is the left factor ``X`` (3-d, rows of ``(B, In)``) of a product with non-sequence `w`
+  (a matrix ``(In, N)``), and step t reads ``X[t] @ W`` (``(B, N)``), computed in chunks of
+  about `rows` stacked rows (one gemm per chunk, into a few steps' rows of working space)
+  instead of a T-long array. Set by ``bptt/scan/rewriting/product_seqs.py``.
+
+The homes do not change the node's interface: the outer inputs and outputs have the
+types and values they have under the empty plan. A product sequence changes what one
+outer input is (X instead of X @ W), so `ScanArgs.from_node` refuses a node with one,
+and so do the derivatives (they run before the plans are set).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def _entries(values):
+    """Entries as ints (None kept); all-None is the empty tuple (one spelling per plan)."""
+    out = tuple(None if v is None else int(v) for v in values)
+    return out if any(v is not None for v in out) else ()
+
+
+@dataclass(frozen=True)
+class StoragePlan:
+    """Where the rows of a Scan node live; see the module docstring."""
+
+    nit_sot_into_seq: tuple = ()
+    seq_into_buffer: tuple = ()
+    seq_products: tuple = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "nit_sot_into_seq", _entries(self.nit_sot_into_seq))
+        object.__setattr__(self, "seq_into_buffer", _entries(self.seq_into_buffer))
+        prods = tuple(None if e is None else tuple(int(x) for x in e) for e in self.seq_products)
+        object.__setattr__(self, "seq_products",
+                           prods if any(e is not None for e in prods) else ())
+
+    @property
+    def empty(self):
+        """Whether every row lives where the loop's own allocation puts it."""
+        return not (self.nit_sot_into_seq or self.seq_into_buffer or self.seq_products)
+
+    def seq_product(self, j):
+        """``(w, rows)`` if sequence `j` is read as ``seq_j[t] @ non_seq_w`` (`seq_products`)."""
+        return self.seq_products[j] if self.seq_products else None
+
+    @property
+    def product_seqs(self):
+        """``(j, w, rows)`` for each sequence read as ``seq_j[t] @ non_seq_w``."""
+        return tuple((j, *e) for j, e in enumerate(self.seq_products) if e is not None)
+
+    def nit_sot_seq(self, k):
+        """The sequence nit_sot `k` is stored in (`nit_sot_into_seq`), or None."""
+        return self.nit_sot_into_seq[k] if self.nit_sot_into_seq else None
+
+    def buffer_seq(self, s):
+        """The sequence stored in state `s`'s buffer (`seq_into_buffer`), or None."""
+        return self.seq_into_buffer[s] if self.seq_into_buffer else None
+
+    @property
+    def homed_seqs(self):
+        """The sequences whose rows hold a nit_sot or a state buffer."""
+        return {j for j in self.nit_sot_into_seq + self.seq_into_buffer if j is not None}
+
+    def check(self, info):
+        """Raise ValueError unless the plan fits the loop `info` describes."""
+        into = [j for j in self.nit_sot_into_seq if j is not None]
+        if self.nit_sot_into_seq and (len(self.nit_sot_into_seq) != info.n_nit_sot
+                                      or len(set(into)) != len(into)
+                                      or not all(0 <= j < info.n_seqs for j in into)):
+            raise ValueError(f"StoragePlan: nit_sot_into_seq needs one entry per nit_sot "
+                             f"({info.n_nit_sot}), None or a distinct sequence index, got "
+                             f"{self.nit_sot_into_seq}")
+        held = [j for j in self.seq_into_buffer if j is not None]
+        if self.seq_into_buffer and (
+                len(self.seq_into_buffer) != info.n_states or len(set(held)) != len(held)
+                or set(held) & set(into) or not all(0 <= j < info.n_seqs for j in held)
+                or any(j is not None and (b.extent != 1 or b.kind == "mit_mot" or b.ring)
+                       for b, j in zip(info.buffers, self.seq_into_buffer))):
+            raise ValueError(f"StoragePlan: seq_into_buffer needs one entry per state "
+                             f"({info.n_states}), None or a distinct sequence index (not a "
+                             f"nit_sot's) for a whole buffer of one initial row, got "
+                             f"{self.seq_into_buffer}")
+        self._check_products(info)
+
+    def _check_products(self, info):
+        # A home needs the sequence's memory, a summed nit_sot its rows: neither is X @ W.
+        taken = self.homed_seqs | {e[0] for e in info.nit_sot_sums if e is not None}
+        if self.seq_products and (
+                len(self.seq_products) != info.n_seqs or info.as_while
+                or not all(e is None or (len(e) == 2 and 0 <= e[0] < info.n_non_seqs
+                                         and e[1] >= 1 and j not in taken)
+                           for j, e in enumerate(self.seq_products))):
+            raise ValueError(f"StoragePlan: seq_products needs one entry per sequence "
+                             f"({info.n_seqs}), None or (non-sequence index, rows >= 1) for a "
+                             f"sequence no nit_sot or state is stored in or summed with, and no "
+                             f"until, got {self.seq_products}")
+
+    def describe_homes(self, info):
+        """The homes as the op's name shows them: ``, nit_sot 0 into seq 3``..."""
+        text = "".join(f", nit_sot {k} into seq {j}" for k, j in
+                       enumerate(self.nit_sot_into_seq) if j is not None)
+        return text + "".join(f", seq {j} into {b.kind} {b.index}" for b, j in
+                              zip(info.buffers, self.seq_into_buffer) if j is not None)
+
+    def describe_products(self):
+        """The product sequences as the op's name shows them."""
+        return "".join(f", seq {j} times non-seq {w} (chunks of {rows} rows)"
+                       for j, w, rows in self.product_seqs)
+
+
+#: The plan of a node as `scan()` builds it.
+NO_PLAN = StoragePlan()

@@ -1,0 +1,76 @@
+"""`StoragePlan` (bptt/scan/plan.py): where a Scan node's rows live, beside its `ScanInfo`.
+
+The plan is part of the op's identity (equality, hash, the disk cache's graph key), a
+ScanArgs edit drops it, and the rewrites that set one (tests/scan/test_inplace.py,
+test_seq_buffer.py) leave the node's interface as it was.
+"""
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import bptt.tensor as T
+from bptt.compile.graph_key import graph_key
+from bptt.graph.fg import FunctionGraph
+from bptt.scan import Scan, ScanArgs, ScanInfo
+from bptt.scan.plan import NO_PLAN, StoragePlan
+
+HOME = StoragePlan(nit_sot_into_seq=(0,))
+
+
+def _doubling(plan=NO_PLAN):
+    """A scan of one sequence and one nit_sot 2 * x_t; the nit_sot may live in x's rows."""
+    x_t = T.dvector("x_t")
+    info = ScanInfo(n_seqs=1, mit_mot_in_slices=(), mit_mot_out_slices=(), mit_sot_in_slices=(),
+                    n_sit_sot=0, n_nit_sot=1, n_shared_outs=0, n_non_seqs=0, name="double")
+    return Scan([x_t], [2.0 * x_t], info, plan=plan)
+
+
+def _node(op):
+    X, n = T.dmatrix("X"), T.lscalar("n")
+    return op.make_node(n, X, n)
+
+
+def test_the_plan_is_part_of_the_op_identity():
+    plain, homed = _doubling(), _doubling(HOME)
+    assert plain != homed and hash(plain) != hash(homed)
+    assert homed == _doubling(StoragePlan(nit_sot_into_seq=(0,)))
+    assert plain == _doubling(StoragePlan(nit_sot_into_seq=(None,)))   # all None: no plan
+    assert str(homed) == "Scan{double, nit_sot 0 into seq 0}" and str(plain) == "Scan{double}"
+    assert pickle.loads(pickle.dumps(homed)).plan == HOME
+
+
+def test_the_disk_cache_key_tells_plans_apart():
+    keys = set()
+    for op in (_doubling(), _doubling(HOME)):
+        node = _node(op)
+        keys.add(graph_key(FunctionGraph(node.inputs, node.outputs), "PY"))
+    assert None not in keys and len(keys) == 2
+
+
+def test_a_scan_args_edit_drops_the_plan():
+    node = _node(_doubling(HOME))
+    rebuilt = ScanArgs.from_node(node).make_node()
+    assert rebuilt.op.plan == NO_PLAN and rebuilt.op == _doubling()
+    assert rebuilt.outputs[0].type == node.outputs[0].type
+
+
+def test_the_plan_does_not_change_the_values():
+    x = np.arange(6.0).reshape(3, 2)
+    results = []
+    for plan in (NO_PLAN, HOME):
+        op = _doubling(plan)
+        out = [[None]]
+        op.perform(_node(op), [np.int64(3), x.copy(), np.int64(3)], out)
+        results.append(out[0][0])
+    np.testing.assert_array_equal(results[0], 2.0 * x)
+    np.testing.assert_array_equal(results[1], 2.0 * x)
+
+
+def test_the_op_checks_its_plan():
+    with pytest.raises(TypeError, match="plan must be a StoragePlan"):
+        _doubling(plan=(0,))
+    with pytest.raises(ValueError, match="StoragePlan: nit_sot_into_seq"):
+        _doubling(StoragePlan(nit_sot_into_seq=(1,)))
