@@ -19,10 +19,17 @@ the configuration). In PY mode hypothesis draws configurations freely; in
 NUMBA mode it draws them from the small fixed pools below, so at most
 len(pool) structures are compiled, while every example still draws new
 values, lengths and step counts. The unrolled reference is evaluated in PY
-mode: it is the oracle, and its structure changes with the number of steps.
+mode: it is the oracle, and its structure changes with the number of steps
+executed, the direction and the row size only.
+
+Both graphs are compiled once per structure (`scan_function` per configuration,
+`reference_function` per configuration, steps executed, direction and row
+size) and called on each example's values: once a structure is compiled, an
+example of it costs one call of each.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -198,11 +205,10 @@ def build_scan(cfg, seqs, flags, inits, w, n):
     return outs
 
 
-def build_unrolled(cfg, prob, seqs, flags, inits, w):
+def build_unrolled(cfg, executed, backwards, m, seqs, flags, inits, w):
     sequences = list(zip(seqs, cfg.seq_taps)) + ([(flags, (0,))] if cfg.until else [])
-    m = prob.w.shape[0]
     return unroll(make_step(cfg), sequences, list(zip(inits, cfg.outs)), [w],
-                  n_steps=prob.executed, backwards=prob.backwards,
+                  n_steps=executed, backwards=backwards,
                   truncate_gradient=cfg.truncate, row_shapes=[(m,)] * len(cfg.outs))
 
 
@@ -256,6 +262,7 @@ def assert_gradients_match(got, want, what):
         np.testing.assert_allclose(g, r, rtol=1e-8, atol=1e-10, err_msg=f"{what} {k}")
 
 
+@functools.lru_cache(maxsize=None)
 def scan_function(cfg, mode, order=1):
     """Compiled (values, cost, gradients[, Hessian-vector products]) of the scan graph."""
     seqs, flags, inits, w, n = symbolic_inputs(cfg)
@@ -273,8 +280,15 @@ def scan_function(cfg, mode, order=1):
 
 
 def reference_values(cfg, prob, weights_v, order=1, directions=None):
+    f = reference_function(cfg, prob.executed, prob.backwards, prob.w.shape[0], order)
+    return f(*numeric_inputs(cfg, prob), *weights_v, *(directions or []))
+
+
+@functools.lru_cache(maxsize=None)
+def reference_function(cfg, executed, backwards, m, order):
+    """The unrolled graph's (values, cost, gradients[, Hessian-vector products]), PY mode."""
     seqs, flags, inits, w, _ = symbolic_inputs(cfg)
-    outs, frozen = build_unrolled(cfg, prob, seqs, flags, inits, w)
+    outs, frozen = build_unrolled(cfg, executed, backwards, m, seqs, flags, inits, w)
     cost, weights = cost_of(cfg, outs)
     params = float_inputs(cfg, seqs, inits, w)
     grads = bptt.grad(cost, params, consider_constant=frozen, disconnected_inputs="ignore")
@@ -284,8 +298,7 @@ def reference_values(cfg, prob, weights_v, order=1, directions=None):
         dot = sum(((g * v).sum() for g, v in zip(grads, extra)), start=0.0)
         results = bptt.grad(dot, params, consider_constant=frozen, disconnected_inputs="ignore")
     ins = symbolic_list(cfg, seqs, flags, inits, w) + weights + extra
-    f = bptt.function(ins, results, mode="PY", on_unused_input="ignore")
-    return f(*numeric_inputs(cfg, prob), *weights_v, *(directions or []))
+    return bptt.function(ins, results, mode="PY", on_unused_input="ignore")
 
 
 def run_scan(f, cfg, prob, weights_v, directions=None):
