@@ -19,6 +19,7 @@ from ..scan.rewriting.inner import ScanInnerRewrite
 from ..scan.rewriting.pushout import (scan_pushout_accumulators_pass, scan_pushout_non_seqs_pass,
                                       scan_pushout_seqs_pass)
 from ..scan.rewriting.pushout import scan_pushout_invariant_nit_sots_pass, scan_pushout_last_step_pass
+from ..scan.rewriting.pushout_rows import scan_pushout_rows_pass, scan_state_rows_pass
 from ..scan.rewriting.reuse import scan_reuse_forward
 from ..scan.rewriting.merge import scan_merge, scan_merge_outputs_pass
 from ..scan.rewriting.savemem import scan_save_mem
@@ -135,6 +136,11 @@ pm.add_pass(scan_reuse_forward, "a backward step reads the products its forward 
 pm.add_pass(scan_pushout_non_seqs_pass, "loop-invariant step work runs once, before the loop")
 pm.add_pass(scan_pushout_invariant_nit_sots_pass, "an output that is the same at every step is "
                                                   "its value repeated, outside the loop")
+pm.add_pass(scan_pushout_rows_pass, "a loop whose every output is computed row by row from "
+                                    "its sequences is whole-array operations (a map of x_t + 2)")
+pm.add_pass(scan_state_rows_pass, "a state whose new value is computed from sequence rows is "
+                                  "read as shifted views of its buffer (before seq push-out, "
+                                  "which then moves products of it out)")
 pm.add_pass(scan_pushout_seqs_pass, "per-step products of sequence rows become one product "
                                     "over all steps")
 pm.add_pass(scan_pushout_accumulators_pass, "weight gradients summed over steps are one "

@@ -72,18 +72,20 @@ def step_error(op, exc, step):
     return _like(exc, f"{label}: at step {step}, {what} failed: {text}{tail}")
 
 
-def mark_moved_out(fgraph, node, moved):
+def mark_moved_out(fgraph, node, moved, loop_checks=()):
     """Tag the outer nodes that compute step values for all steps before the loop.
 
     `moved` maps each inner variable of the scan `node` of `fgraph` to the outer
-    variable now computing it; each new outer node (one `fgraph` does not hold yet)
-    gets ``tag['origin']`` on its outputs,
+    variable now computing it; each new outer node (one `fgraph` does not hold yet,
+    nor computes one of `loop_checks`: the loop's own checks, whose messages stand
+    alone) gets ``tag['origin']`` on its outputs,
     which the reference evaluator puts in front of an error the node raises::
 
         scan 'rnn': (x[t+0] dot W) (computed for all steps before the loop) failed: ...
     """
     op = node.op
-    leaf, existing = _leaf_labels(op), set(fgraph.clients) | set(node.inputs)
+    leaf = _leaf_labels(op)
+    existing = set(fgraph.clients) | set(node.inputs) | set(loop_checks)
     for v, outer in moved.items():
         origin = (f"{op.info.label}: {expression(v, max_depth=3, leaf=leaf)} (computed for "
                   "all steps before the loop)")

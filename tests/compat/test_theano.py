@@ -225,6 +225,31 @@ def test_strict_scan_with_a_free_variable_raises_missing_input():
     assert isinstance(info.value, ValueError)
 
 
+def test_a_variable_read_only_by_a_scan_update_is_passed_into_the_loop():
+    """Theano's TestMissingInputError: Theano raised MissingInputError for `inc`, read only
+    by the update; bptt passes it into the loop like any free variable of the step."""
+    c, inc = theano.shared(0.0), T.dscalar("inc")
+    _, updates = theano.scan(lambda: (T.zeros(()), {c: c + inc}), n_steps=20)
+    f = theano.function(inputs=[inc], outputs=[], updates=updates, mode="PY")
+    f(1.5)
+    assert c.get_value() == 30.0
+
+
+def test_an_initial_state_broadcastable_where_the_step_is_not_has_a_gradient():
+    """Theano's TestInconsistentBroadcast: Theano's gradient raised TypeError for an initial
+    state whose first axis is broadcastable where the step's output is not; bptt builds the
+    gradient, and the sizes meet at run time (a step returning other rows raises)."""
+    x = T.tensor3("x")
+    y, _ = theano.scan(lambda x_t, prev: x_t + prev, sequences=x,
+                       outputs_info=[dict(initial=T.constant(np.zeros((1, 4))))])
+    g = theano.function([x], T.grad((y ** 2).sum(), x), mode="PY")
+    v = np.random.default_rng(0).normal(size=(3, 1, 4))
+    ys = np.cumsum(v, axis=0)                       # y_t = x_0 + ... + x_t
+    want = np.cumsum((2 * ys)[::-1], axis=0)[::-1]   # d/dx_s sum_t y_t**2 = sum_{t>=s} 2 y_t
+    np.testing.assert_allclose(g(v), want, rtol=1e-12)
+    with pytest.raises(ValueError, match="must return the same shape at every step"):
+        g(np.zeros((3, 2, 4)))
+
 def test_grad_of_an_integer_cost_is_zero():
     x = T.dvector("x")
     g = T.grad(T.argmax(x), x)
@@ -257,23 +282,33 @@ def test_grad_through_a_scan_updated_shared_variable():
 
 def test_excluding_a_theano_scan_optimization_excludes_bptt_s_pass():
     """Theano's test_merge excludes the sequence push-out; so does bptt's mode: the
-    product of each row stays in the step instead of leaving the loop."""
+    product of each row stays in the step instead of leaving the loop, and a map
+    stays a loop (Theano's PushOutSeqScan also replaces a loop it empties)."""
     from bptt.compat.theano.compile.mode import get_mode
     from bptt.scan import Scan
     from bptt.tensor.math import Dot
 
     X, W = T.dmatrix("X"), T.dmatrix("W")
-    hs, _ = theano.scan(lambda s: T.tanh(T.dot(s, W)), sequences=[X])
+    hs, _ = theano.scan(lambda s, h: T.tanh(T.dot(s, W) + h), sequences=[X],
+                        outputs_info=T.zeros_like(X[0]))
+    ys, _ = theano.scan(lambda s: s + 1, sequences=[X])
     plain = get_mode("FAST_COMPILE")
     kept = plain.excluding("scanOp_pushout_seqs_ops", "a_tag_bptt_has_no_pass_for")
-    assert kept.excluded_passes == ("scan_pushout_seqs",) and plain.excluded_passes == ()
-    args = [np.arange(6.0).reshape(3, 2) / 10, np.eye(2)]
-    for mode, dots_in_step in ((plain, 0), (kept, 1)):
-        f = theano.function([X, W], hs, mode=mode)
+    assert kept.excluded_passes == ("scan_pushout_rows", "scan_state_rows", "scan_pushout_seqs")
+    assert plain.excluded_passes == ()
+    x, w = np.arange(6.0).reshape(3, 2) / 10, np.eye(2)
+    want = [np.tanh(x[0])]
+    for row in x[1:]:
+        want.append(np.tanh(row + want[-1]))
+    for mode, dots_in_step, loop_outputs in ((plain, 0, 1), (kept, 1, 2)):
+        f = theano.function([X, W], [hs, ys], mode=mode)
         (loop,) = [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Scan)]
+        assert len(loop.outputs) == loop_outputs    # the map is the loop's twin, or gone
         step = loop.op.fn.maker.fgraph.toposort()
         assert sum(isinstance(n.op, Dot) for n in step) == dots_in_step
-        np.testing.assert_allclose(f(*args), np.tanh(args[0]))
+        got_h, got_y = f(x, w)
+        np.testing.assert_allclose(got_h, want)
+        np.testing.assert_allclose(got_y, x + 1)
 
 
 def test_maker_fgraph_is_a_read_only_view_of_the_compiled_graph():

@@ -156,3 +156,25 @@ def test_a_fresh_process_loading_a_cached_product_computes_the_blas_values(tmp_p
         for dtype in ["float64", "float32"]:
             assert report[dtype] == {"loaded": loaded, "identical to the BLAS": True,
                                      "close to numpy": True, "again": True}
+
+
+NAMED_AFTER = r'''
+import json, sys
+if sys.argv[1] == "scipy first":
+    import scipy.linalg     # loads scipy's own scipy_openblas (32-bit integers)
+    scipy.linalg.inv([[2.0]])
+from bptt.link.numba import blas_library, cache
+print(json.dumps({"abi": blas_library.abi(), "digest": cache.runtime_digest(),
+                  "scipy's loaded": any("scipy.libs" in line for line in open("/proc/self/maps"))}))
+'''
+
+
+def test_the_blas_named_does_not_depend_on_what_was_imported_first(tmp_path):
+    # A process that imported scipy first named scipy's OpenBLAS, so its cache keys
+    # differed from a background compile's child (which had not): nothing it compiled
+    # could be loaded.
+    plain = _python(NAMED_AFTER, tmp_path / "cache", "plain")
+    after_scipy = _python(NAMED_AFTER, tmp_path / "cache", "scipy first")
+    assert (plain["abi"], plain["digest"]) == (after_scipy["abi"], after_scipy["digest"])
+    if sys.platform.startswith("linux"):   # the case it guards did happen (scipy's wheel)
+        assert after_scipy["scipy's loaded"]

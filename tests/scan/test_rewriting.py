@@ -31,7 +31,8 @@ from bptt.compile.passes import pm
 #: The rewrites under test; the "before" graphs also skip other step-graph rewriting.
 OURS = ("scan_inline_constants", "scan_merge_inputs", "scan_remove_unused", "scan_inner",
         "scan_pushout_non_seqs", "scan_pushout_seqs", "scan_pushout_accumulators",
-        "scan_pushout_last_step", "scan_chunk_accumulators")
+        "scan_pushout_last_step", "scan_chunk_accumulators", "scan_pushout_rows",
+        "scan_state_rows")
 SCAN_PASSES = OURS + tuple(n for n in pm.names() if n.startswith("scan_inner") and n not in OURS)
 BASE = ("merge", "constant_folding", "canonicalize", "remove_dead_code")
 
@@ -113,7 +114,7 @@ def test_inline_constants_and_merge_inputs():
     fg = rewritten([x, w], [ys], exclude=SCAN_PASSES)
     assert only_scan(fg).op.info.n_non_seqs == 3
     node = only_scan(rewritten([x, w], [ys], exclude=("scan_inner", "scan_pushout_non_seqs",
-                                                      "scan_pushout_seqs")))
+                                                      "scan_pushout_seqs", "scan_pushout_rows")))
     assert node.op.info.n_non_seqs == 1
     assert node.inputs[node.op.info.outer_in_non_seqs[0]] is not None
 

@@ -46,43 +46,28 @@ TRIAGE = {
     "test_reduce_memory_consumption": ("internal", "compile.pfunc and save-mem buffer sizes"),
     "test_grad_multiple_outs_taps": ("internal", "debugprint's text for Theano's op names"),
     "test_monitor_mode": ("internal", "MonitorMode's per-node hooks (Theano's VM)"),
-    # -- rewrites Theano makes and bptt does not ----------------------------------
-    "test_pushout_all": ("rewrite", "a scan whose every output is pushed out is removed"),
-    "test_pushout_dot": (
-        "rewrite", "dot(h_t + s_tm1, W) pushed out, where the state s only copies the previous "
-                   "row h_{t-1}: bptt keeps such a state a state"),
-    "test_remove_stuff": (
-        "rewrite", "a loop computing its outputs row by row from its sequences (the backward "
-                   "loop of 2 * m_t) replaced by whole-array operations: bptt keeps the loop"),
-    "test_while1": (
-        "rewrite", "a map of x_t + 2 replaced by whole-array operations: bptt keeps the loop"),
-    "test_alloc_inputs3": (
-        "design", "zeros_like of a specify_shape'd input is a constant: the input is unused"),
     # -- differences by design ----------------------------------------------------
-    "test_gibbs_chain": ("design", "random streams: NumPy's Generator, not RandomState/MRG"),
-    "test_simple_shared_random": ("design", "random streams: NumPy's Generator, not RandomState"),
+    "test_alloc_inputs3": (
+        "design", "zeros_like of a specify_shape'd input is a constant (bptt folds static "
+                  "shapes as it builds), so function() finds the input unused; the test then "
+                  "reads Scan.inputs (the step's input list)"),
+    "test_gibbs_chain": (
+        "design", "compares draws with numpy.random.RandomState(seed)'s stream; bptt's random "
+                  "streams are NumPy Generators (a RandomState copy would be a second PRNG)"),
+    "test_simple_shared_random": (
+        "design", "compares draws with numpy.random.RandomState(seed)'s stream; bptt's random "
+                  "streams are NumPy Generators (a RandomState copy would be a second PRNG)"),
     "test_crash_nonseq_grad": (
         "design", "an integer sample carries no gradient in bptt (a float one's is undefined, "
                   "NullTypeGradError); Theano raised for the integer sample too"),
     "TestInconsistentBroadcast::test_raise_error": (
-        "design", "bptt accepts an initial state broadcastable where the step's output is not"),
+        "design", "expects TypeError from grad for an initial state broadcastable where the "
+                  "step's output is not; bptt computes that gradient (tests/compat)"),
     "TestMissingInputError::test_raise_error": (
-        "design", "bptt finds a variable used only by a scan update; Theano raised"),
+        "design", "expects MissingInputError for a variable read only by a scan update; bptt "
+                  "passes it into the loop and updates right (tests/compat)"),
     "test_mintap_onestep": (
         "design", "'%f' % one-element array: the test needs NumPy < 2 (the value, [2], is right)"),
-    # -- bptt bugs ----------------------------------------------------------------
-    # Fixed on main by other work (sequence taps, grad inside a step, until with a
-    # random draw); listed so that a run before the fixes land reads right.
-    "test_using_taps_sequence": ("bptt bug", "sequence taps: Theano's rule (being fixed)"),
-    "test_using_negative_taps_sequence": ("bptt bug", "sequence taps: Theano's rule (being fixed)"),
-    "test_using_taps_input_output": ("bptt bug", "sequence taps: Theano's rule (being fixed)"),
-    "test_computing_gradient": ("bptt bug", "T.grad inside a step wrt a non-sequence (being fixed)"),
-    "test_pushout_seqs": ("bptt bug", "T.grad inside a step wrt a non-sequence (being fixed)"),
-    "test_rop": ("bptt bug", "T.grad inside a step wrt a non-sequence (being fixed)"),
-    "test_rop2": ("bptt bug", "T.grad inside a step wrt a non-sequence (being fixed)"),
-    "test_scan_extra_inputs_hessian": (
-        "bptt bug", "T.grad inside a step wrt a non-sequence (being fixed)"),
-    "test_infer_shape": ("bptt bug", "until with a random draw in the step (being fixed)"),
 }
 
 #: Theano's own skips and the tests that need its C linker.
@@ -90,9 +75,12 @@ SKIPPED = {
     "test_alloc_inputs2": "skipped by Theano (an optimization it never implemented)",
     "test_infershape_seq_shorter_nsteps": "skipped by Theano",
     "test_outputs_info_not_typed": "skipped by Theano",
-    "test_speed": "needs Theano's C linker (config.cxx) and f.fn",
-    "test_speed_rnn": "needs Theano's C linker (config.cxx) and f.fn",
-    "test_speed_batchrnn": "needs Theano's C linker (config.cxx) and f.fn",
+    "test_speed": "needs Theano's C linker (config.cxx): a timing printout, no value "
+                  "checked, of Mode(linker='cvm') and f.fn() (the VM's no-argument call)",
+    "test_speed_rnn": "needs Theano's C linker (config.cxx): a timing printout, no value "
+                  "checked, of Mode(linker='cvm') and f.fn() (the VM's no-argument call)",
+    "test_speed_batchrnn": "needs Theano's C linker (config.cxx): a timing printout, no value "
+                  "checked, of Mode(linker='cvm') and f.fn() (the VM's no-argument call)",
 }
 
 

@@ -85,20 +85,35 @@ def abi():
     return f"numpy {os.path.basename(found[0])}, {found[2]}-bit integers{threads}"
 
 
+def _numpy_library_folders():
+    """The folders NumPy's wheels put their shared libraries in (Linux and Windows:
+    ``numpy.libs`` beside the package; macOS: ``numpy/.dylibs``)."""
+    folder = os.path.dirname(np.__file__)
+    return [os.path.realpath(os.path.join(folder, os.pardir, "numpy.libs")),
+            os.path.realpath(os.path.join(folder, ".dylibs"))]
+
+
 def _candidates():
-    """Files that may be NumPy's OpenBLAS: the ones this process loaded with NumPy
-    (Linux), then the folders NumPy's wheels put it in (Linux, Windows, macOS)."""
+    """Files that may be NumPy's OpenBLAS: the ones of NumPy's library folders this
+    process loaded (Linux), then every one in those folders.
+
+    Only NumPy's folders count: scipy's wheels ship a ``scipy_openblas`` of their own
+    (32-bit integers, in ``scipy.libs``), loaded when scipy is imported before bptt
+    names its BLAS. Taking that one would make the choice, and with it the disk
+    cache's keys, depend on what the process imported first.
+    """
+    folders = _numpy_library_folders()
     found = []
     try:
         with open("/proc/self/maps") as maps:
             for line in maps:
                 parts = line.split(maxsplit=5)
                 if len(parts) == 6 and "scipy_openblas" in os.path.basename(parts[5]):
-                    found.append(parts[5].strip())
+                    path = parts[5].strip()
+                    if os.path.dirname(os.path.realpath(path)) in folders:
+                        found.append(path)
     except OSError:
         pass
-    folder = os.path.dirname(np.__file__)
-    for pattern in (os.path.join(folder, os.pardir, "numpy.libs", "*scipy_openblas*"),
-                    os.path.join(folder, ".dylibs", "*scipy_openblas*")):
-        found += sorted(glob.glob(pattern))
+    for folder in folders:
+        found += sorted(glob.glob(os.path.join(folder, "*scipy_openblas*")))
     return list(dict.fromkeys(found))

@@ -79,8 +79,14 @@ def environment_tag():
     import llvmlite
     from llvmlite import binding
 
-    numba_version = (sys.modules["numba"].__version__ if "numba" in sys.modules
-                     else importlib.metadata.version("numba"))
+    # One source whether or not numba is imported yet: the tag must not depend on what
+    # this process imported first (a background compile's child names code for it).
+    try:
+        numba_version = importlib.metadata.version("numba")
+    except importlib.metadata.PackageNotFoundError:   # numba run from a source tree
+        import numba
+
+        numba_version = numba.__version__
     settings = [f"{k}={os.environ.get(k, '')}"
                 for k in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "NUMBA_OPT")]
     return "|".join([_VERSION, sys.version, numba_version, llvmlite.__version__,

@@ -248,6 +248,10 @@ def value_key(s, facts):
         return value_key(node.inputs[0], facts)   # a Check returns its input unchanged
     elif node is not None and is_shape_entry(node):
         known = _key_of_dim(facts, node.inputs[0].owner.inputs[0], shape_entry_index(node))
+    elif node is not None and isinstance(node.op, Elemwise) and len(node.inputs) == 2 and \
+            node.op.scalar_op.name in ("minimum", "maximum"):
+        a, b = (facts.find(value_key(i, facts)) for i in node.inputs)
+        known = a if a == b else None     # min(n, n) is n
     return known if known is not None else ("value", s)
 
 
@@ -334,6 +338,9 @@ def subtensor_keys(facts, idx_list, x_keys, index):
         start, stop, step = entry
         if start is None and stop is None and step in (None, 1, -1):
             out.append(key)
+        elif parts[0] in (("none",), ("const", 0)) and step in (None, 1) and \
+                parts[1] is not None and facts.find(parts[1]) == facts.find(key):
+            out.append(key)             # x[0:n] where n is x's length
         elif None in parts:
             out.append(None)
         else:

@@ -24,11 +24,15 @@ CATCHES = [
     ('scan_pushout_non_seqs', 'corrupt', 0, 132),
     ('scan_pushout_invariant_nit_sots', 'corrupt', 27, 48),
     ('scan_pushout_invariant_nit_sots', 'targeted', 64, 48),
-    ('scan_pushout_seqs', 'corrupt', 27, 69),
+    ('scan_pushout_rows', 'corrupt', 8, 30),
+    ('scan_pushout_rows', 'targeted', 8, 30),
+    ('scan_state_rows', 'corrupt', 19, 2),
+    ('scan_state_rows', 'targeted', 156, 2),
+    ('scan_pushout_seqs', 'corrupt', 27, 66),
     ('scan_pushout_accumulators', 'corrupt', 160, 7),
-    ('scan_merge', 'corrupt', 27, 39),
-    ('scan_merge_outputs', 'corrupt', 84, 18),
-    ('scan_merge_outputs', 'targeted', 84, 18),
+    ('scan_merge', 'corrupt', 19, 33),
+    ('scan_merge_outputs', 'corrupt', 84, 17),
+    ('scan_merge_outputs', 'targeted', 84, 17),
     ('scan_step_shapes', 'corrupt', 2, 166),
     ('scan_save_mem', 'corrupt', 2, 215),
     ('scan_fill_sequences', 'corrupt', 107, 11),
@@ -40,13 +44,13 @@ CATCHES = [
     ('gemm', 'corrupt', 2, 77),
     ('fuse_elemwise', 'corrupt', 2, 288),
     ('reduce_of_elemwise', 'corrupt', 0, 256),
-    ('gemm_inplace', 'corrupt', 2, 69),
-    ('scan_inner_gemm', 'corrupt', 0, 266),
-    ('scan_nit_sot_into_seq', 'corrupt', 2, 130),
-    ('scan_chunk_seq_products', 'corrupt', 160, 24),
-    ('scan_seq_into_buffer', 'corrupt', 27, 45),
+    ('gemm_inplace', 'corrupt', 2, 75),
+    ('scan_inner_gemm', 'corrupt', 0, 264),
+    ('scan_nit_sot_into_seq', 'corrupt', 2, 127),
+    ('scan_chunk_seq_products', 'corrupt', 160, 18),
+    ('scan_seq_into_buffer', 'corrupt', 27, 48),
     ('inplace_elemwise', 'corrupt', 2, 216),
-    ('inplace_inc_subtensor', 'corrupt', 2, 249),
+    ('inplace_inc_subtensor', 'corrupt', 2, 248),
     ('remove_dead_code', 'targeted', 0, 0),
 ]
 
@@ -185,6 +189,64 @@ PROGRAMS = {
         cost='cube',
         wrt=(0, 7, 4, 5, 1, 6, 2, 3),
         seed=6408,
+    ),
+    8: Program(
+        seqs=(
+            Seq(shape=('K',), taps=(-3,), extra=2),
+            Seq(shape=(), taps=(2, 1, 0), extra=2),
+            Seq(shape=('H',), taps=(-1, -2, 3), extra=2),
+        ),
+        outs=(
+            Out(
+                kind='nit_sot',
+                taps=(),
+                shape=('K',),
+                expr=E('leaf', (), 's0@-3', ('K',)),
+                use='cost',
+            ),
+        ),
+        truncate=1,
+        sizes=(1, 2),
+        seed=5660344,
+    ),
+    19: Program(
+        seqs=(Seq(shape=('K', 'H'), taps=(3, -2, -3)),),
+        outs=(
+            Out(
+                kind='sit_sot',
+                taps=(-1,),
+                shape=('H', 'K'),
+                expr=E(
+                    'tanh',
+                    (E('transpose', (E('leaf', (), 's0@3', ('K', 'H')),), None, ('H', 'K')),),
+                    None,
+                    ('H', 'K'),
+                ),
+            ),
+            Out(
+                kind='mit_sot',
+                taps=(-2, -3),
+                shape=('K',),
+                expr=E(
+                    'tanh',
+                    (
+                        E(
+                            'add',
+                            (E('leaf', (), 'o1@-2', ('K',)), E('leaf', (), 'o1@-3', ('K',))),
+                            None,
+                            ('K',),
+                        ),
+                    ),
+                    None,
+                    ('K',),
+                ),
+            ),
+        ),
+        non_seqs=(NonSeq(shape=('H', 'H'), passed=False),),
+        steps=1,
+        wrt=(0,),
+        sizes=(1, 3),
+        seed=3,
     ),
     27: Program(
         seqs=(
@@ -660,6 +722,101 @@ PROGRAMS = {
         truncate=1,
         sizes=(1, 1),
         seed=2,
+    ),
+    156: Program(
+        seqs=(Seq(shape=('H', 'H'), taps=(1,)), Seq(shape=('H', 'K'), taps=(2, -1), extra=2)),
+        outs=(
+            Out(
+                kind='nit_sot',
+                taps=(),
+                shape=(),
+                expr=E('tanh', (E('sum', (E('leaf', (), 's1@2', ('H', 'K')),), None, ()),), None, ()),
+            ),
+            Out(
+                kind='mit_sot',
+                taps=(-2, -3),
+                shape=('K', 'H'),
+                expr=E(
+                    'tanh',
+                    (
+                        E(
+                            'transpose',
+                            (E('sin', (E('leaf', (), 's1@-1', ('H', 'K')),), None, ('H', 'K')),),
+                            None,
+                            ('K', 'H'),
+                        ),
+                    ),
+                    None,
+                    ('K', 'H'),
+                ),
+            ),
+            Out(
+                kind='nit_sot',
+                taps=(),
+                shape=('K', 'H'),
+                expr=E(
+                    'incsub',
+                    (
+                        E(
+                            'sigmoid',
+                            (
+                                E(
+                                    'sub',
+                                    (
+                                        E(
+                                            'sum',
+                                            (E('leaf', (), 's1@2', ('H', 'K')),),
+                                            1,
+                                            ('H',),
+                                        ),
+                                        E('leaf', (), 'o1@-3', ('K', 'H')),
+                                    ),
+                                    None,
+                                    ('K', 'H'),
+                                ),
+                            ),
+                            None,
+                            ('K', 'H'),
+                        ),
+                        E(
+                            'dot',
+                            (
+                                E(
+                                    'incsub',
+                                    (
+                                        E(
+                                            'sum',
+                                            (E('leaf', (), 'o1@-3', ('K', 'H')),),
+                                            1,
+                                            ('K',),
+                                        ),
+                                        E(
+                                            'sum',
+                                            (E('leaf', (), 's1@-1', ('H', 'K')),),
+                                            None,
+                                            (),
+                                        ),
+                                    ),
+                                    0,
+                                    ('K',),
+                                ),
+                                E('leaf', (), 'o1@-3', ('K', 'H')),
+                            ),
+                            None,
+                            ('H',),
+                        ),
+                    ),
+                    0,
+                    ('K', 'H'),
+                ),
+            ),
+        ),
+        n_steps=('const', 0),
+        steps=1,
+        go_backwards=True,
+        wrt=(2, 0),
+        sizes=(3, 3),
+        seed=1953,
     ),
     160: Program(
         seqs=(Seq(shape=('K', 'H'), taps=(0,)), Seq(shape=('K', 'H'), taps=(1, 3, 0))),

@@ -277,8 +277,38 @@ def dead_code_missing_last_output():
         remove_dead_code.fn = original
 
 
+def rows_state_buffer_shifted():
+    """scan_pushout_rows and scan_state_rows: a state's buffer drops its last initial row
+    and repeats its first computed one, an off-by-one in where the initial rows end."""
+    def make(original):
+        def buffer(node, args, kind, taps, y, init, rows):
+            from bptt.tensor.basic import join
+            from bptt.tensor.subtensor import getitem
+
+            out, extent = original(node, args, kind, taps, y, init, rows)
+            head = getitem(init, slice(None, extent - 1))
+            return join(0, head, getitem(rows, slice(None, 1)), rows), extent
+        return buffer
+    return _swapped("bptt.scan.rewriting.pushout_rows", "_state_buffer", make)
+
+
+def rows_reversed():
+    """scan_pushout_rows: a nit_sot's stacked rows come out in reverse order, as if the
+    sequence's direction were applied twice."""
+    def make(original):
+        def stack_of(y, stacked, inv, outer_inv, n_steps):
+            from bptt.tensor.subtensor import getitem
+
+            out = original(y, stacked, inv, outer_inv, n_steps)
+            return None if out is None else getitem(out, slice(None, None, -1))
+        return stack_of
+    return _swapped("bptt.scan.rewriting.pushout_rows", "_stack_of", make)
+
+
 TARGETED = {
     "scan_pushout_seqs": pushout_seqs_rank_bug,
+    "scan_pushout_rows": rows_reversed,
+    "scan_state_rows": rows_state_buffer_shifted,
     "scan_pushout_invariant_nit_sots": invariant_nit_sot_one_row_short,
     "scan_merge_inputs": merge_inputs_by_type,
     "scan_fill_sequences": fill_rows_of_zeros,

@@ -14,12 +14,13 @@ from bptt.config import config as _bptt_config
 from ..configparser import MODE_NAMES, config
 
 
-#: Theano optimization tag -> the bptt pass that makes the same rewrite.
+#: Theano optimization tag -> the bptt passes that make the same rewrites (Theano's
+#: PushOutSeqScan also replaces a loop it empties: bptt's scan_pushout_rows).
 THEANO_PASSES = {
-    "scanOp_pushout_seqs_ops": "scan_pushout_seqs",
-    "scanOp_pushout_nonseqs_ops": "scan_pushout_non_seqs",
-    "scanOp_merge": "scan_merge",
-    "scanOp_save_mem": "scan_save_mem",
+    "scanOp_pushout_seqs_ops": ("scan_pushout_rows", "scan_state_rows", "scan_pushout_seqs"),
+    "scanOp_pushout_nonseqs_ops": ("scan_pushout_non_seqs",),
+    "scanOp_merge": ("scan_merge",),
+    "scanOp_save_mem": ("scan_save_mem",),
 }
 
 
@@ -38,7 +39,7 @@ class Mode:
         return self
 
     def excluding(self, *tags):
-        passes = tuple(THEANO_PASSES[t] for t in tags if t in THEANO_PASSES)
+        passes = tuple(p for t in tags for p in THEANO_PASSES.get(t, ()))
         if not passes:
             return self
         mode = self.clone()
