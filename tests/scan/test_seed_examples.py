@@ -9,6 +9,7 @@ import bptt.compat.theano as theano
 from bptt.graph.traversal import toposort
 from bptt.scan import Scan
 
+from ..helpers import excluding
 from .reference import scan_reference
 
 T = theano.tensor
@@ -184,7 +185,8 @@ def test_powers_of_two_until(mode):
         assert len(f(np.inf)) == 1024    # n_steps bounds the loop
 
 
-def test_free_variable_example(mode):
+@pytest.mark.parametrize("keep_loop", [False, True])
+def test_free_variable_example(mode, keep_loop):
     W = T.matrix("W")
     W_2 = W ** 2
 
@@ -193,14 +195,17 @@ def test_free_variable_example(mode):
 
     X = T.matrix("X")
     out, _ = theano.scan(f, sequences=X)
-    fn = theano.function([X, W], out, mode=mode)
+    # keep_loop: without the rewrite that turns a map into whole-array operations
+    with excluding(("scan_pushout_rows",) if keep_loop else ()):
+        fn = theano.function([X, W], out, mode=mode)
     xv, wv = np.arange(6.0).reshape(3, 2), np.arange(4.0).reshape(2, 2)
     np.testing.assert_allclose(fn(xv, wv), xv @ wv ** 2)
-    node = next(n for n in fn.fgraph.toposort() if isinstance(n.op, Scan))
-    # W ** 2 is computed once, outside the loop (the scan rewrites may push the product out too)
-    assert node.op.info.n_non_seqs <= 1
-    assert all(n.op != (W ** 2).owner.op for n in toposort(node.op.inner_outputs,
-                                                          blockers=node.op.inner_inputs))
+    scans = [n for n in fn.fgraph.toposort() if isinstance(n.op, Scan)]
+    assert len(scans) == (1 if keep_loop else 0)
+    for node in scans:   # W ** 2 is computed once, outside the loop
+        assert node.op.info.n_non_seqs <= 1
+        assert all(n.op != (W ** 2).owner.op for n in toposort(node.op.inner_outputs,
+                                                              blockers=node.op.inner_inputs))
 
 
 def test_views_map_reduce_foldl_foldr(mode):
