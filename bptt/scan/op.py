@@ -29,6 +29,38 @@ from .utils import (as_shape_var, check_closed, checked_origins, graph_signature
                     simplified, without_size_reads)
 
 
+# -- the loop's messages for sequences too short: str.format templates, user text escaped --
+def _escaped(text):
+    return str(text).replace("{", "{{").replace("}", "}}")
+
+
+def taps_too_short(label, o, rows="{}"):
+    """Sequence `o` (a `SeqOrigin`) with taps has too few rows: fill in (rows), steps, need;
+    `rows` given as text (``"at most 2"``) leaves steps and need."""
+    return (_escaped(f"{label}: sequence {o.label} (taps {list(o.taps)}) has ") + rows
+            + " rows, but {} steps with these taps need {} "
+            + _escaped(f"(n_steps + {o.span}); ") + "pass a longer sequence or a smaller n_steps")
+
+
+def origin_too_short(label, o):
+    """Sequence `o` is shorter than n_steps: fill in n_steps."""
+    return (_escaped(f"{label}: sequence {o.label} (taps {list(o.taps)}) is too short ")
+            + "for n_steps={}: " + _escaped(f"these taps need n_steps + {o.span} rows; ")
+            + "pass a longer sequence or a smaller n_steps")
+
+
+def sequence_too_short(label, k):
+    """Outer sequence `k` (no origin) is shorter than n_steps: fill in its rows, n_steps."""
+    return (_escaped(f"{label}: sequence {k} has ") + "{} rows, fewer than n_steps={}; "
+            "pass a longer sequence or a smaller n_steps")
+
+
+def negative_steps(label):
+    """A symbolic n_steps is negative: fill in n_steps."""
+    return (_escaped(f"{label}: n_steps is ") + "{}; a symbolic n_steps must not be negative "
+            "at run time (a negative Python int runs backwards)")
+
+
 class Scan(Op):
     """A loop over an inner graph; see the module docstring and `ScanInfo`.
 
@@ -252,27 +284,25 @@ class Scan(Op):
             raise ValueError(msg)
 
     def sequence_error(self, n, seq_lengths):
-        """The message for sequences too short for `n` steps (or a negative `n`), else None."""
+        """The message for sequences too short for `n` steps (or a negative `n`), else None.
+
+        The messages are `sequence_messages`' templates, which the row-wise push-outs
+        also check outside the loop."""
         label = self.info.label
         for k, o in checked_origins(self.seq_origins):
             rows, need = seq_lengths[k] + o.offset, max(n, 0) + o.span
             if rows < need:
-                rows = f"at most {o.offset}" if o.offset and not seq_lengths[k] else rows
-                return (f"{label}: sequence {o.label} (taps {list(o.taps)}) has {rows} rows, "
-                        f"but {max(n, 0)} steps with these taps need {need} (n_steps + "
-                        f"{o.span}); pass a longer sequence or a smaller n_steps")
+                if o.offset and not seq_lengths[k]:
+                    return taps_too_short(label, o, f"at most {o.offset}").format(max(n, 0), need)
+                return taps_too_short(label, o).format(rows, max(n, 0), need)
         for k, m in enumerate(seq_lengths):
             if m < n:
                 o = self.seq_origins[k] if self.seq_origins is not None else None
                 if o is not None:
-                    return (f"{label}: sequence {o.label} (taps {list(o.taps)}) is too short "
-                            f"for n_steps={n}: these taps need n_steps + {o.span} rows; "
-                            f"pass a longer sequence or a smaller n_steps")
-                return (f"{label}: sequence {k} has {m} rows, fewer than n_steps={n}; "
-                        f"pass a longer sequence or a smaller n_steps")
+                    return origin_too_short(label, o).format(n)
+                return sequence_too_short(label, k).format(m, n)
         if n < 0:
-            return (f"{label}: n_steps is {n}; a symbolic n_steps must not be negative at run "
-                    f"time (a negative Python int runs backwards)")
+            return negative_steps(label).format(n)
         return None
 
     def product_error(self, inputs):

@@ -47,7 +47,7 @@ from ...tensor.shape import shape_i
 from ...tensor.subtensor import SliceSpec
 from ...tensor.type import TensorConstant, TensorType
 from ..args import ScanArgs
-from ..op import Scan
+from ..op import Scan, sequence_too_short
 from .basic import rebuild
 from .shapes import scan_step_shapes
 
@@ -109,10 +109,8 @@ def _proved_long_enough(fgraph, seq, n_steps):
 def _length_check(args, k, slices, x):
     """`x` checked to run only with a fill of at least ``n_steps`` rows (the loop's message)."""
     n_steps, rows = args.n_steps, fill_length(slices)
-    name = (args.name or "scan").replace("{", "{{").replace("}", "}}")
-    msg = (f"scan '{name}': sequence {k} has {{}} rows, fewer than n_steps={{}}; "
-           "pass a longer sequence or a smaller n_steps")
-    return check(x, ge(rows, n_steps), msg, rows, n_steps)
+    label = f"scan {args.name!r}" if args.name else "scan"    # as ScanInfo.label
+    return check(x, ge(rows, n_steps), sequence_too_short(label, k), rows, n_steps)
 
 
 def _inner_value(args, v):

@@ -52,7 +52,8 @@ from ...tensor.rewriting.constant_folding import is_stateful
 from ...tensor.shape import shape_i, shape_tuple, specify_shape
 from ...tensor.subtensor import getitem
 from ..args import ScanArgs
-from ..op import Scan
+from ..op import (Scan, negative_steps, origin_too_short, sequence_too_short,
+                  taps_too_short)
 from ..step_errors import mark_moved_out
 from ..utils import SeqOrigin, checked_origins
 from .basic import rebuild
@@ -133,33 +134,24 @@ def _sequence_checks(fgraph, value, node, args):
         if k in proven and o.offset >= o.span:
             continue
         rows, need = lengths[k] + o.offset, n0 + o.span
-        head = _esc(f"{label}: sequence {o.label} (taps {list(o.taps)}) has ")
-        tail = (" rows, but {} steps with these taps need {} " + _esc(f"(n_steps + {o.span}); ")
-                + "pass a longer sequence or a smaller n_steps")
         enough = ge(rows, need)
         if o.offset:
             # the op says "at most offset" rows when the slice it counts is empty
             value = check(value, or_(enough, neq(lengths[k], 0)),
-                          head + f"at most {o.offset}" + tail, n0, need)
+                          taps_too_short(label, o, f"at most {o.offset}"), n0, need)
             enough = or_(enough, eq(lengths[k], 0))
-        value = check(value, enough, head + "{}" + tail, rows, n0, need)
+        value = check(value, enough, taps_too_short(label, o), rows, n0, need)
     for k, m in enumerate(lengths):
         if k in proven:
             continue
         o = op.seq_origins[k] if op.seq_origins is not None else None
         if o is not None:
-            msg = (_esc(f"{label}: sequence {o.label} (taps {list(o.taps)}) is too short ")
-                   + "for n_steps={}: " + _esc(f"these taps need n_steps + {o.span} rows; ")
-                   + "pass a longer sequence or a smaller n_steps")
-            value = check(value, ge(m, n), msg, n)
+            value = check(value, ge(m, n), origin_too_short(label, o), n)
         else:
-            value = check(value, ge(m, n), _esc(f"{label}: sequence {k} has ") + "{} rows, "
-                          "fewer than n_steps={}; pass a longer sequence or a smaller n_steps",
-                          m, n)
+            value = check(value, ge(m, n), sequence_too_short(label, k), m, n)
     if proven or isinstance(n, Constant) and n.data >= 0:
         return value
-    return check(value, ge(n, 0), _esc(f"{label}: n_steps is ") + "{}; a symbolic n_steps "
-                 "must not be negative at run time (a negative Python int runs backwards)", n)
+    return check(value, ge(n, 0), negative_steps(label), n)
 
 
 def _state_buffer(node, args, kind, taps, y, init, rows):

@@ -3,8 +3,9 @@ length, with the messages of `Scan.check_before_loop` (raised before any step, s
 step reads out of bounds)."""
 from __future__ import annotations
 
+from .....scan.op import negative_steps, origin_too_short, sequence_too_short, taps_too_short
 from .....scan.utils import checked_origins
-from .writer import fail
+from .writer import fail, fail_format
 
 
 def emit_checks(w, op, node):
@@ -12,8 +13,7 @@ def emit_checks(w, op, node):
     info, label = op.info, op.info.label
     _emit_seq_checks(w, op)
     w(1, "if n < 0:")
-    w(2, fail(f"{label}: n_steps is ", "n", "; a symbolic n_steps must not be negative at run "
-              "time (a negative Python int runs backwards)"))
+    w(2, fail_format(negative_steps(label), "n"))
     for s, b in enumerate(info.buffers):
         need = f"{b.extent} + imax(n, 0)" if b.kind == "mit_mot" else f"{b.extent}"
         w(1, f"if init{s}.shape[0] < {need}:")
@@ -34,21 +34,15 @@ def _emit_seq_checks(w, op):
     for k, o in checked_origins(op.seq_origins):
         need, rows = f"imax(n, 0) + {o.span}", f"seq{k}.shape[0]" + (f" + {o.offset}" if o.offset
                                                                         else "")
-        tail = (" rows, but ", "imax(n, 0)", " steps with these taps need ", need,
-                f" (n_steps + {o.span}); pass a longer sequence or a smaller n_steps")
-        head = f"{label}: sequence {o.label} (taps {list(o.taps)}) has "
         w(1, f"if {rows} < {need}:")
         if o.offset:
             w(2, f"if seq{k}.shape[0] == 0:")
-            w(3, fail(head + f"at most {o.offset}" + tail[0], *tail[1:]))
-        w(2, fail(head, rows, *tail))
+            w(3, fail_format(taps_too_short(label, o, f"at most {o.offset}"), "imax(n, 0)", need))
+        w(2, fail_format(taps_too_short(label, o), rows, "imax(n, 0)", need))
     for k in range(info.n_seqs):
         o = op.seq_origins[k] if op.seq_origins is not None else None
         w(1, f"if seq{k}.shape[0] < n:")
         if o is not None:
-            w(2, fail(f"{label}: sequence {o.label} (taps {list(o.taps)}) is too short for "
-                      "n_steps=", "n", f": these taps need n_steps + {o.span} rows; pass a "
-                      "longer sequence or a smaller n_steps"))
+            w(2, fail_format(origin_too_short(label, o), "n"))
         else:
-            w(2, fail(f"{label}: sequence {k} has ", f"seq{k}.shape[0]", " rows, fewer than "
-                      "n_steps=", "n", "; pass a longer sequence or a smaller n_steps"))
+            w(2, fail_format(sequence_too_short(label, k), f"seq{k}.shape[0]", "n"))

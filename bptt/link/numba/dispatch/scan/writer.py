@@ -28,6 +28,12 @@ def fail(*parts):
     return f"raise ValueError({text!r}, {', '.join(exprs)})"
 
 
+def fail_format(message, *exprs):
+    """A statement raising ValueError: `message` a ``str.format`` template with one ``{}``
+    per integer expression (the templates `bptt.scan.op` shares with the PY loop)."""
+    return f"raise ValueError({message!r}, {', '.join(exprs)})"
+
+
 def write_row(w, op, depth, buf, row, o, copy=False):
     """Inner output `o` of the step (``out[o]``) written into row `row` of `buf`, its shape
     checked against the rows' (the step must return one shape at every step)."""
