@@ -462,7 +462,8 @@ class Scan(Op):
         """Output shapes from input shapes (see the layout in `ScanInfo`).
 
         Row shapes of nit_sot and shared outputs come from the inner graph
-        when they are expressible in outer terms; otherwise from the output.
+        when they are expressible in outer terms (non-sequences, and the outer
+        shapes of inner inputs whose sizes they read); otherwise from the output.
         """
         from ..graph.replace import clone_replace
         from ..tensor.math import minimum
