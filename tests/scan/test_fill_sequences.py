@@ -210,6 +210,50 @@ def test_too_short_fill_still_raises(mode):
     ins, outs = _forward(False, "zeros")
     f = compiled(ins, outs[:1], mode)
     x = np.zeros((3, 2, 2))
-    with pytest.raises(ValueError, match="fewer than n_steps"):
+    with pytest.raises(ValueError, match=r"\(taps \[0\]\) has 2 rows, but 3 steps"):
         f(x, np.zeros((2, 2)), np.int32(3), np.int32(3), 0.0, 0.0)   # 3 - 1 rows < 3 steps
     assert f(x, np.zeros((2, 2)), np.int32(2), np.int32(3), 0.0, 0.0)[0].shape == (2, 2, 2)
+
+
+# -- a fill given with taps: the loop's message, naming the sequence and its taps --------------
+def _tapped_fill(taps):
+    """A scan over ``alloc(0, L, w)`` read at `taps` (and over x, which sets the width)."""
+    x, n, length = T.matrix("x"), T.iscalar("n"), T.iscalar("L")
+    full = T.alloc(np.float64(0.0), length, x.shape[1])
+
+    def step(*args):
+        *rows, x_t, h = args
+        return h + x_t + sum(rows[1:], rows[0])
+
+    hs, _ = bptt.scan(step, sequences=[dict(input=full, taps=list(taps)), x],
+                      outputs_info=T.zeros_like(x[0]), n_steps=n, name="tapped")
+    return [x, n, length], [hs]
+
+
+_TAPS = [(0,), (-1, 0), (-2, 1)]
+
+
+def _error(f, args):
+    try:
+        f(*args)
+    except ValueError as exc:
+        return str(exc).splitlines()[0]
+    return None
+
+
+def test_a_fill_read_at_one_tap_is_removed():
+    (node,) = scans(rewritten(*_tapped_fill((0,))))
+    assert node.op.info.n_seqs == 1    # x only
+
+
+@pytest.mark.parametrize("mode", ["PY", "NUMBA"])
+@pytest.mark.parametrize("taps", _TAPS)
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(-1, 5), length=st.integers(0, 7))
+def test_a_tapped_fill_too_short_gives_the_loop_message(taps, mode, n, length):
+    before, after = _functions(("tapped", taps), lambda: _tapped_fill(taps), mode)
+    args = (np.ones((6, 2)), np.int32(n), np.int32(length))
+    want, got = _error(before, args), _error(after, args)
+    assert got == want, (taps, n, length)
+    if want is None:
+        assert_close(after(*args), before(*args), f"taps {taps}")

@@ -41,13 +41,13 @@ from ...graph.basic import Constant
 from ...graph.rewriting import GraphRewriter, InToOut, node_rewriter
 from ...tensor.assertion import check
 from ...tensor.basic import Alloc
-from ...tensor.math import ge
+from ...tensor.math import ge, maximum
 from ...tensor.rewriting.sizes import dim_key, size_facts, subtensor_class, value_key
 from ...tensor.shape import shape_i
 from ...tensor.subtensor import SliceSpec
 from ...tensor.type import TensorConstant, TensorType
 from ..args import ScanArgs
-from ..op import Scan, sequence_too_short
+from ..op import Scan, sequence_too_short, taps_too_short
 from .basic import rebuild
 from .shapes import scan_step_shapes
 
@@ -107,10 +107,18 @@ def _proved_long_enough(fgraph, seq, n_steps):
 
 
 def _length_check(args, k, slices, x):
-    """`x` checked to run only with a fill of at least ``n_steps`` rows (the loop's message)."""
+    """`x` checked to run only with a fill of at least ``n_steps`` rows, with the message
+    the loop gives for its sequence `k` (`Scan.sequence_error`): the user's sequence,
+    its taps and ``n_steps + span`` when `k` holds all of the user's rows (its origin's
+    offset is 0; with one tap, ``span`` is 0 too), the outer sequence's rows otherwise."""
     n_steps, rows = args.n_steps, fill_length(slices)
     label = f"scan {args.name!r}" if args.name else "scan"    # as ScanInfo.label
-    return check(x, ge(rows, n_steps), sequence_too_short(label, k), rows, n_steps)
+    o = args.seq_origins[k]
+    if o is None or o.offset != 0:
+        return check(x, ge(rows, n_steps), sequence_too_short(label, k), rows, n_steps)
+    steps = maximum(n_steps, 0)
+    return check(x, ge(rows, steps + o.span), taps_too_short(label, o), rows, steps,
+                 steps + o.span)
 
 
 def _inner_value(args, v):
