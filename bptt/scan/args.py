@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from .info import ScanInfo
 from .op import Scan
-from .plan import NO_PLAN
+from .plan import StoragePlan
 
 #: Category -> the parallel lists that hold it.
 CATEGORIES = {
@@ -88,7 +88,7 @@ class ScanArgs:
         a.outer_in_nit_sot = [ins[i] for i in info.outer_in_nit_sot]
         a.inner_out_nit_sot = [io[o] for o in info.inner_out_nit_sot]
         a.outer_out_nit_sot = [outs[j] for j in info.outer_out_nit_sot]
-        a.nit_sot_sums = [info.nit_sot_sum(k) for k in range(info.n_nit_sot)]
+        a.nit_sot_sums = [op.plan.nit_sot_sum(k) for k in range(info.n_nit_sot)]
         a.outer_in_shared = [ins[i] for i in info.outer_in_shared]
         a.inner_in_shared = [ii[i] for i in info.inner_in_shared]
         a.inner_out_shared = [io[o] for o in info.inner_out_shared]
@@ -169,7 +169,7 @@ class ScanArgs:
 
     def add_nit_sot(self, inner_out, length, label=None, summed=None):
         """Append `inner_out` as a nit_sot output of `length` rows (its outer output is None);
-        `summed`: its `ScanInfo.nit_sot_sums` entry."""
+        `summed`: its `StoragePlan.nit_sot_sums` entry."""
         self.nit_sot_sums = self._sums() + [summed]
         self.outer_in_nit_sot.append(length)
         self.inner_out_nit_sot.append(inner_out)
@@ -188,11 +188,15 @@ class ScanArgs:
             n_nit_sot=len(self.outer_in_nit_sot), n_shared_outs=len(self.outer_in_shared),
             n_non_seqs=len(self.outer_in_non_seqs), as_while=self.cond is not None,
             truncate_gradient=self.truncate_gradient, name=self.name,
-            buffer_rows=tuple(r for k in ("mit_mot", "mit_sot", "sit_sot") for r in self._rows(k)),
-            nit_sot_sums=tuple(self._sums()))
+            buffer_rows=tuple(r for k in ("mit_mot", "mit_sot", "sit_sot") for r in self._rows(k)))
+
+    @property
+    def plan(self):
+        """The `StoragePlan` the lists carry: summed nit_sots; no homes, no products."""
+        return StoragePlan(nit_sot_sums=tuple(self._sums()))
 
     def _sums(self):
-        """`ScanInfo.nit_sot_sums` entries; nit_sots appended without one are stacked rows."""
+        """`StoragePlan.nit_sot_sums` entries; nit_sots appended without one are stacked rows."""
         return list(self.nit_sot_sums) + [None] * (len(self.outer_in_nit_sot)
                                                    - len(self.nit_sot_sums))
 
@@ -229,12 +233,12 @@ class ScanArgs:
 
     # -- rebuilding --------------------------------------------------------------------
     def make_op(self):
-        """A `Scan` op for the current inner graph and layout, with the empty plan."""
+        """A `Scan` op for the current inner graph, layout and plan (`plan`)."""
         origins = _consistent(self.seq_origins)
         inner_outputs = self.inner_outputs
         labels = [self.labels.get(v, f"inner output {o}") for o, v in enumerate(inner_outputs)]
         return Scan(self.inner_inputs, inner_outputs, self.info, seq_origins=origins,
-                    output_labels=labels, profile=self.profile, plan=NO_PLAN)
+                    output_labels=labels, profile=self.profile, plan=self.plan)
 
     def make_node(self):
         """A new Scan node (an `Apply`) computing the current layout from the outer inputs."""

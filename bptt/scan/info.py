@@ -53,9 +53,6 @@ from functools import cached_property
 
 KINDS = ("seq", "mit_mot", "mit_sot", "sit_sot", "nit_sot", "shared", "non_seq")
 
-#: `ScanInfo.nit_sot_sums` sequence entry of a nit_sot summed over its rows (no product).
-ROW_SUM = -1
-
 
 @dataclass(frozen=True)
 class Buffer:
@@ -109,17 +106,6 @@ class ScanInfo:
         Empty (every buffer whole), or one entry per state in `buffers`
         order: None, or the ring length of a mit_sot/sit_sot buffer (see the
         module docstring). Set only by the save-mem rewrite.
-    nit_sot_sums : tuple of (tuple of int or None)
-        Empty, or one entry per nit_sot: None, or ``(j, rows)``: the nit_sot's
-        outer output is not its stacked rows but ``sum over executed steps t of
-        seq_j[t].T @ y_t`` (2-d rows of one dtype; zeros when no step ran),
-        accumulated in chunks of about `rows` stacked rows (one gemm per chunk;
-        ``bptt/scan/rewriting/chunks.py``). ``j == ROW_SUM`` (-1): *summed over
-        rows*, the output is ``sum over executed steps t of y_t.sum(axis=0)``
-        (1-d, a bias gradient; one column sum per chunk). Set only by
-        `scan_chunk_accumulators`.
-        Where rows live (the homes) and which sequences are read as products
-        is not here but in the op's `StoragePlan` (``bptt/scan/plan.py``).
     name : str or None
         For messages and profiles; not part of equality (equal loops merge).
     """
@@ -135,7 +121,6 @@ class ScanInfo:
     as_while: bool = False
     truncate_gradient: int = -1
     buffer_rows: tuple = ()
-    nit_sot_sums: tuple = ()
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -148,12 +133,9 @@ class ScanInfo:
         fix(self, "as_while", bool(self.as_while))
         rows = tuple(None if r is None else int(r) for r in self.buffer_rows)
         fix(self, "buffer_rows", rows if any(r is not None for r in rows) else ())
-        sums = tuple(None if e is None else tuple(int(x) for x in e) for e in self.nit_sot_sums)
-        fix(self, "nit_sot_sums", sums if any(e is not None for e in sums) else ())
         self._validate()
 
     def _validate(self):
-        self._validate_sums()
         counts = (self.n_seqs, self.n_sit_sot, self.n_nit_sot, self.n_shared_outs, self.n_non_seqs)
         if min(counts) < 0:
             raise ValueError(f"ScanInfo: negative count in {self}")
@@ -176,26 +158,6 @@ class ScanInfo:
                 if b.ring and (b.kind == "mit_mot" or b.rows < b.extent + 1):
                     raise ValueError(f"ScanInfo: {b.kind} {b.index} cannot be a ring of "
                                      f"{b.rows} rows (mit_sot/sit_sot only, >= extent + 1)")
-
-    def _validate_sums(self):
-        sums = [e for e in self.nit_sot_sums if e is not None]
-        if self.nit_sot_sums and (len(self.nit_sot_sums) != self.n_nit_sot or self.as_while
-                                  or not all(len(e) == 2 and e[1] >= 1 and
-                                             (0 <= e[0] < self.n_seqs or e[0] == ROW_SUM)
-                                             for e in sums)):
-            raise ValueError(f"ScanInfo: nit_sot_sums needs one entry per nit_sot "
-                             f"({self.n_nit_sot}), None or (sequence or {ROW_SUM}, rows >= 1), "
-                             f"and no until, "
-                             f"got {self.nit_sot_sums}")
-
-    def nit_sot_sum(self, k):
-        """``(j, rows)`` if nit_sot `k`'s output is summed with sequence `j` (`nit_sot_sums`)."""
-        return self.nit_sot_sums[k] if self.nit_sot_sums else None
-
-    def nit_sot_row_sum(self, k):
-        """Whether nit_sot `k` is summed over its rows (`nit_sot_sums` entry ``(ROW_SUM, rows)``)."""
-        e = self.nit_sot_sum(k)
-        return e is not None and e[0] == ROW_SUM
 
     # -- counts ----------------------------------------------------------------
     @property

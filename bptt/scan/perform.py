@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .info import ROW_SUM
+from .plan import ROW_SUM
 from .step_errors import STEP_ERRORS, check_time_budget, step_error
 
 
@@ -75,10 +75,10 @@ def _loop(op, inputs, n, bufs, nits, lengths, shared):
         # Summed nit_sots first: a step value may be a view of a sequence row that a
         # nit_sot stored in that sequence (`nit_sot_into_seq`) overwrites below.
         for k, o in enumerate(info.inner_out_nit_sot):
-            if info.nit_sot_sum(k) is not None:
+            if op.plan.nit_sot_sum(k) is not None:
                 nits[k] = _add_product(op, k, nits[k], inputs, t, values[o])
         for k, o in enumerate(info.inner_out_nit_sot):
-            if info.nit_sot_sum(k) is not None:
+            if op.plan.nit_sot_sum(k) is not None:
                 continue
             if nits[k] is None:
                 nits[k] = _nit_rows(op, k, lengths[k], np.shape(values[o]), inputs)
@@ -103,10 +103,10 @@ def _write(op, buf, row, value, step, o):
 
 def _add_product(op, k, acc, inputs, t, y):
     """``acc + seq_j[t].T @ y`` (or ``+ y.sum(axis=0)``): one step of a summed nit_sot."""
-    if op.info.nit_sot_row_sum(k):
+    if op.plan.nit_sot_row_sum(k):
         term = np.asarray(y).sum(axis=0)
         return term if acc is None else acc + term
-    x = np.asarray(inputs[op.info.outer_in_seqs[op.info.nit_sot_sum(k)[0]]][t])
+    x = np.asarray(inputs[op.info.outer_in_seqs[op.plan.nit_sot_sum(k)[0]]][t])
     term = np.dot(x.T, np.asarray(y))
     return term if acc is None else acc + term
 
@@ -145,7 +145,7 @@ def _alloc_buffer(op, b, init, n, seq=None):
 
 
 def _finish_nit(op, k, ring, length, executed, inputs):
-    summed = op.info.nit_sot_sum(k)
+    summed = op.plan.nit_sot_sum(k)
     if summed is not None:
         if ring is not None:
             return ring

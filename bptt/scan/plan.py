@@ -38,6 +38,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: `StoragePlan.nit_sot_sums` sequence entry of a nit_sot summed over its rows (no product).
+ROW_SUM = -1
+
 
 def _entries(values):
     """Entries as ints (None kept); all-None is the empty tuple (one spelling per plan)."""
@@ -45,25 +48,46 @@ def _entries(values):
     return out if any(v is not None for v in out) else ()
 
 
+def _pairs(values):
+    """Entries as int pairs (None kept); all-None is the empty tuple."""
+    out = tuple(None if e is None else tuple(int(x) for x in e) for e in values)
+    return out if any(e is not None for e in out) else ()
+
+
 @dataclass(frozen=True)
 class StoragePlan:
     """Where the rows of a Scan node live; see the module docstring."""
 
+    nit_sot_sums: tuple = ()
     nit_sot_into_seq: tuple = ()
     seq_into_buffer: tuple = ()
     seq_products: tuple = ()
 
     def __post_init__(self):
+        object.__setattr__(self, "nit_sot_sums", _pairs(self.nit_sot_sums))
         object.__setattr__(self, "nit_sot_into_seq", _entries(self.nit_sot_into_seq))
         object.__setattr__(self, "seq_into_buffer", _entries(self.seq_into_buffer))
-        prods = tuple(None if e is None else tuple(int(x) for x in e) for e in self.seq_products)
-        object.__setattr__(self, "seq_products",
-                           prods if any(e is not None for e in prods) else ())
+        object.__setattr__(self, "seq_products", _pairs(self.seq_products))
 
     @property
     def empty(self):
-        """Whether every row lives where the loop's own allocation puts it."""
-        return not (self.nit_sot_into_seq or self.seq_into_buffer or self.seq_products)
+        """Whether the loop stores every output's rows where its own allocation puts them."""
+        return not (self.nit_sot_sums or self.nit_sot_into_seq or self.seq_into_buffer
+                    or self.seq_products)
+
+    def nit_sot_sum(self, k):
+        """``(j, rows)`` if nit_sot `k`'s output is summed with sequence `j` (`nit_sot_sums`)."""
+        return self.nit_sot_sums[k] if self.nit_sot_sums else None
+
+    def nit_sot_row_sum(self, k):
+        """Whether nit_sot `k` is summed over its rows (`nit_sot_sums` entry ``(ROW_SUM, rows)``)."""
+        e = self.nit_sot_sum(k)
+        return e is not None and e[0] == ROW_SUM
+
+    @property
+    def summed_seqs(self):
+        """The sequences a summed nit_sot multiplies (their rows are read at a chunk's end)."""
+        return {e[0] for e in self.nit_sot_sums if e is not None and e[0] != ROW_SUM}
 
     def seq_product(self, j):
         """``(w, rows)`` if sequence `j` is read as ``seq_j[t] @ non_seq_w`` (`seq_products`)."""
@@ -89,6 +113,7 @@ class StoragePlan:
 
     def check(self, info):
         """Raise ValueError unless the plan fits the loop `info` describes."""
+        self._check_sums(info)
         into = [j for j in self.nit_sot_into_seq if j is not None]
         if self.nit_sot_into_seq and (len(self.nit_sot_into_seq) != info.n_nit_sot
                                       or len(set(into)) != len(into)
@@ -108,9 +133,19 @@ class StoragePlan:
                              f"{self.seq_into_buffer}")
         self._check_products(info)
 
+    def _check_sums(self, info):
+        sums = [e for e in self.nit_sot_sums if e is not None]
+        if self.nit_sot_sums and (len(self.nit_sot_sums) != info.n_nit_sot or info.as_while
+                                  or not all(len(e) == 2 and e[1] >= 1 and
+                                             (0 <= e[0] < info.n_seqs or e[0] == ROW_SUM)
+                                             for e in sums)):
+            raise ValueError(f"StoragePlan: nit_sot_sums needs one entry per nit_sot "
+                             f"({info.n_nit_sot}), None or (sequence or {ROW_SUM}, rows >= 1), "
+                             f"and no until, got {self.nit_sot_sums}")
+
     def _check_products(self, info):
         # A home needs the sequence's memory, a summed nit_sot its rows: neither is X @ W.
-        taken = self.homed_seqs | {e[0] for e in info.nit_sot_sums if e is not None}
+        taken = self.homed_seqs | self.summed_seqs
         if self.seq_products and (
                 len(self.seq_products) != info.n_seqs or info.as_while
                 or not all(e is None or (len(e) == 2 and 0 <= e[0] < info.n_non_seqs
@@ -127,6 +162,12 @@ class StoragePlan:
                        enumerate(self.nit_sot_into_seq) if j is not None)
         return text + "".join(f", seq {j} into {b.kind} {b.index}" for b, j in
                               zip(info.buffers, self.seq_into_buffer) if j is not None)
+
+    def describe_sums(self):
+        """The summed nit_sots as the op's name shows them: ``, nit_sot 1 summed with seq 0``..."""
+        return "".join(f", nit_sot {k} summed " + ("over rows" if e[0] == ROW_SUM else
+                                                   f"with seq {e[0]}") + f" (chunks of {e[1]} rows)"
+                       for k, e in enumerate(self.nit_sot_sums) if e is not None)
 
     def describe_products(self):
         """The product sequences as the op's name shows them."""

@@ -76,7 +76,7 @@ from ...tensor.rewriting.sizes import shape_keys
 from ...tensor.shape import DimShuffle, SumTo, shape_i, sum_to
 from ...tensor.subtensor import getitem
 from ..args import ScanArgs
-from ..info import ROW_SUM
+from ..plan import ROW_SUM
 from ..op import Scan
 from .basic import rebuild
 
@@ -179,7 +179,7 @@ def scan_chunk_accumulators(fgraph, node):
         totals = []
         for k in sums[j]:
             total = new.outputs[new.op.info.outer_out_nit_sot[k]]
-            if new.op.info.nit_sot_row_sum(k):   # the step's SumTo, on the total
+            if new.op.plan.nit_sot_row_sum(k):   # the step's SumTo, on the total
                 total = sum_to(total, (shape_i(inits[j], 1),))
             totals.append(total)
         value = accumulated(fgraph, inits[j], totals, f"{op.info.label}: {labels[j]}")

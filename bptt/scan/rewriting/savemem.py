@@ -272,7 +272,7 @@ def _new_op(args, buffer_rows):
     outs = args.inner_outputs
     labels = [args.labels.get(v, f"inner output {o}") for o, v in enumerate(outs)]
     return Scan(args.inner_inputs, outs, info, seq_origins=_consistent(args.seq_origins),
-                output_labels=labels, profile=args.profile)
+                output_labels=labels, profile=args.profile, plan=args.plan)
 
 
 def _save_mem_node(fgraph, node):
