@@ -39,12 +39,9 @@ whole input buffer (which needs at least ``T + hi - lo`` rows) with those rows
 overwritten. A nit_sot keeps the last ``min(len, E)`` rows it computed, in
 time order.
 
-Ring buffers (save-mem, ``bptt/scan/rewriting/savemem.py``). ``buffer_rows``
-gives, per state in `buffers` order, None (the whole history above) or a
-ring length R >= extent + 1 (mit_sot and sit_sot only). Full row r then lives
-in ring row ``r % R'`` with ``R' = min(R, extent + T)`` rows allocated, and the
-outer output is the last ``min(R', extent + E)`` full rows, in time order: the
-readers that save-mem leaves (the last rows, shapes) see the same values.
+How an output's rows are stored (rings that keep only the last rows, nit_sots summed
+over the steps, rows living in another array) is not here but in the op's
+`StoragePlan` (``bptt/scan/plan.py``); the layout above is that of the empty plan.
 """
 from __future__ import annotations
 
@@ -72,12 +69,6 @@ class Buffer:
     in_offsets: tuple
     out_offsets: tuple
     extent: int
-    rows: int | None = None
-
-    @property
-    def ring(self):
-        """Whether the buffer keeps only its last `rows` full rows (save-mem)."""
-        return self.rows is not None
 
     @property
     def taps_in_front(self):
@@ -102,10 +93,6 @@ class ScanInfo:
         The step graph's last output is a stop condition.
     truncate_gradient : int
         -1, or the number of last steps the gradient goes through.
-    buffer_rows : tuple of (int or None)
-        Empty (every buffer whole), or one entry per state in `buffers`
-        order: None, or the ring length of a mit_sot/sit_sot buffer (see the
-        module docstring). Set only by the save-mem rewrite.
     name : str or None
         For messages and profiles; not part of equality (equal loops merge).
     """
@@ -120,7 +107,6 @@ class ScanInfo:
     n_non_seqs: int
     as_while: bool = False
     truncate_gradient: int = -1
-    buffer_rows: tuple = ()
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -131,8 +117,6 @@ class ScanInfo:
                   "truncate_gradient"):
             fix(self, f, int(getattr(self, f)))
         fix(self, "as_while", bool(self.as_while))
-        rows = tuple(None if r is None else int(r) for r in self.buffer_rows)
-        fix(self, "buffer_rows", rows if any(r is not None for r in rows) else ())
         self._validate()
 
     def _validate(self):
@@ -150,14 +134,6 @@ class ScanInfo:
         if self.truncate_gradient == 0 or self.truncate_gradient < -1:
             raise ValueError(f"ScanInfo: truncate_gradient must be -1 or positive, "
                              f"got {self.truncate_gradient}")
-        if self.buffer_rows:
-            if len(self.buffer_rows) != self.n_states:
-                raise ValueError(f"ScanInfo: buffer_rows needs one entry per state "
-                                 f"({self.n_states}), got {self.buffer_rows}")
-            for b in self.buffers:
-                if b.ring and (b.kind == "mit_mot" or b.rows < b.extent + 1):
-                    raise ValueError(f"ScanInfo: {b.kind} {b.index} cannot be a ring of "
-                                     f"{b.rows} rows (mit_sot/sit_sot only, >= extent + 1)")
 
     # -- counts ----------------------------------------------------------------
     @property
@@ -294,7 +270,6 @@ class ScanInfo:
     @cached_property
     def buffers(self):
         """A `Buffer` per recurrent state: mit_mot, then mit_sot, then sit_sot."""
-        rows = self.buffer_rows or (None,) * self.n_states
         out = []
         for j in range(self.n_mit_mot):
             lo, hi = self.mit_mot_bounds(j)
@@ -308,13 +283,11 @@ class ScanInfo:
             out.append(Buffer(
                 "mit_sot", j, self.outer_in_mit_sot[j], self.outer_out_mit_sot[j],
                 tuple(self.inner_in_mit_sot[j]), (self.inner_out_mit_sot[j],),
-                tuple(depth + k for k in self.mit_sot_in_slices[j]), (depth,), depth,
-                rows[self.n_mit_mot + j]))
+                tuple(depth + k for k in self.mit_sot_in_slices[j]), (depth,), depth))
         for j in range(self.n_sit_sot):
             out.append(Buffer(
                 "sit_sot", j, self.outer_in_sit_sot[j], self.outer_out_sit_sot[j],
-                (self.inner_in_sit_sot[j],), (self.inner_out_sit_sot[j],), (0,), (1,), 1,
-                rows[self.n_mit_mot + self.n_mit_sot + j]))
+                (self.inner_in_sit_sot[j],), (self.inner_out_sit_sot[j],), (0,), (1,), 1))
         return tuple(out)
 
     # -- correspondences -----------------------------------------------------------

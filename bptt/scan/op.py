@@ -214,15 +214,15 @@ class Scan(Op):
         info, plan = self.info, self.plan
         n = int(inputs[0].data) if isinstance(inputs[0], Constant) and not info.as_while else None
         types = []
-        for b in info.buffers:
+        for s, b in enumerate(info.buffers):
             outer_t = inputs[b.outer_input].type
             if b.kind == "mit_mot":
                 types.append(outer_t)
                 continue
             row = _merge_shapes(outer_t.shape[1:], self.inner_outputs[b.inner_outputs[0]].type.shape)
-            rows = None if n is None else b.extent + n
-            if rows is not None and b.ring:
-                rows = min(rows, b.rows)
+            rows, ring = None if n is None else b.extent + n, plan.buffer_ring(s)
+            if rows is not None and ring is not None:
+                rows = min(rows, ring)
             types.append(TensorType(outer_t.dtype, (rows,) + row))
         for k, o in enumerate(info.inner_out_nit_sot):
             t = self.inner_outputs[o].type
@@ -380,9 +380,9 @@ class Scan(Op):
 
     def _require_whole_buffers(self, what):
         # Derivatives read every stored row; save-mem runs at compile time, after them.
-        if self.info.buffer_rows:
+        if self.plan.buffer_rows:
             raise NotImplementedError(f"{self.info.label}: {what} of a scan whose buffers "
-                                      f"save-mem shortened (buffer_rows={self.info.buffer_rows})")
+                                      f"save-mem shortened (buffer_rows={self.plan.buffer_rows})")
         if self.plan.nit_sot_sums:
             raise NotImplementedError(f"{self.info.label}: {what} of a scan whose nit_sots "
                                       f"are summed (nit_sot_sums={self.plan.nit_sot_sums})")
@@ -472,12 +472,12 @@ class Scan(Op):
                    zip(info.inner_in_non_seqs, info.outer_in_non_seqs)}
         inner_set = set(self.inner_inputs)
         out = []
-        for b in info.buffers:
+        for s, b in enumerate(info.buffers):
             sh = tuple(input_shapes[b.outer_input])
             if b.kind != "mit_mot":
                 rows = shape_i(node.outputs[b.outer_output], 0) if info.as_while else n + b.extent
-                if b.ring and not info.as_while:
-                    rows = minimum(rows, b.rows)
+                if plan.buffer_ring(s) is not None and not info.as_while:
+                    rows = minimum(rows, plan.buffer_ring(s))
                 sh = (rows,) + sh[1:]
             out.append(sh)
         for k, o in enumerate(info.inner_out_nit_sot):

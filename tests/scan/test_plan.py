@@ -87,6 +87,31 @@ def test_a_scan_args_edit_keeps_sums_with_their_nit_sots():
     np.testing.assert_array_equal(out[1][0], 6.0 * x)
 
 
+def _two_states(plan):
+    """Two sit_sots h1 + x_t and 2 * h2 over one sequence."""
+    x_t, h1, h2 = T.dvector("x_t"), T.dvector("h1"), T.dvector("h2")
+    info = ScanInfo(n_seqs=1, mit_mot_in_slices=(), mit_mot_out_slices=(), mit_sot_in_slices=(),
+                    n_sit_sot=2, n_nit_sot=0, n_shared_outs=0, n_non_seqs=0, name="states")
+    op = Scan([x_t, h1, h2], [h1 + x_t, 2.0 * h2], info, plan=plan)
+    X, n = T.dmatrix("X"), T.lscalar("n")
+    return op.make_node(n, X, T.dmatrix("H1"), T.dmatrix("H2"))
+
+
+def test_a_scan_args_edit_keeps_rings_with_their_states():
+    plan = StoragePlan(buffer_rows=(None, 3), seq_into_buffer=(0, None))
+    node = _two_states(plan)
+    assert node.op != _two_states(StoragePlan(seq_into_buffer=(0, None))).op
+    args = ScanArgs.from_node(node)
+    assert args.plan == StoragePlan(buffer_rows=(None, 3))    # no home
+    args.remove("sit_sot", 0)
+    rebuilt = args.make_node()
+    assert rebuilt.op.plan == StoragePlan(buffer_rows=(3,))
+    h2 = np.ones((1, 2))
+    out = [[None]]
+    rebuilt.op.perform(rebuilt, [np.int64(4), np.zeros((4, 2)), h2], out)
+    np.testing.assert_array_equal(out[0][0], [[4.0, 4.0], [8.0, 8.0], [16.0, 16.0]])
+
+
 def test_the_plan_does_not_change_the_values():
     x = np.arange(6.0).reshape(3, 2)
     results = []

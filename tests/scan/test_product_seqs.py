@@ -171,7 +171,7 @@ def test_a_users_product_sequence(case):
     fg = rewritten(ins, outs)
     (node,) = scans(fg)
     if case == "last_only":     # h is a ring (save-mem): the product is computed in chunks
-        assert node.op.info.buffer_rows
+        assert node.op.plan.buffer_rows
         assert [w.name for w in _chunked(node).values()] == ["W"]
         assert not _outer_products(fg)
     elif case == "trace":       # the whole h trace holds the product's rows (seq_into_buffer)

@@ -17,7 +17,7 @@ one-product rate, and a whole call is as fast with 256 rows, the default, for
 less staging memory (docs/scan-internals.md has the measurement).
 
 The rewrite turns such a sit_sot into a *summed nit_sot*
-(``ScanInfo.nit_sot_sums``): the step returns ``dpre_t`` as a nit_sot whose
+(``StoragePlan.nit_sot_sums``): the step returns ``dpre_t`` as a nit_sot whose
 outer output is ``sum over executed steps of seq_j[t].T @ dpre_t`` instead of
 its stacked rows, and the accumulator's last row becomes its initial row plus
 that sum::

@@ -367,7 +367,8 @@ def _node_without_slots(node, loop, free, replace):
     states = op.inner_inputs[info.n_seqs:info.inner_in_non_seqs.start]
     outer_states = ins[info.outer_in_seqs.stop:info.outer_in_non_seqs.start]
     new_info = dataclasses.replace(info, n_seqs=len(seqs), n_non_seqs=len(non_seqs))
-    plan = StoragePlan(nit_sot_sums=sums, nit_sot_into_seq=tuple(into), seq_into_buffer=held,
+    plan = StoragePlan(buffer_rows=op.plan.buffer_rows, nit_sot_sums=sums,
+                       nit_sot_into_seq=tuple(into), seq_into_buffer=held,
                        seq_products=tuple(products))
     new_op = Scan(inner_seqs + states + inner_ns, inner_outs, new_info, seq_origins=origins,
                   output_labels=op.output_labels, profile=op.profile, plan=plan)

@@ -1,8 +1,8 @@
 """Nit_sot rows: each nit_sot's output array, a row per step (summed nit_sots are sums.py's).
 
 Allocated before the loop where the row shape is known there (`static_dims`,
-row_shapes.py), else at the first step. Two storage plans decided by the rewrites change
-the rows (ScanInfo fields, read here):
+row_shapes.py), else at the first step. Two storage decisions of the rewrites change the
+rows:
 
 * a ring (a length below n_steps, save-mem): the last rows, in slots modulo the length;
 * a home (``nit_sot_into_seq``, inplace.py): a sequence's own rows, when the arrays agree
