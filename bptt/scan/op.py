@@ -459,7 +459,8 @@ class Scan(Op):
         """Output shapes from input shapes (see the layout in `ScanInfo`).
 
         Row shapes of nit_sot and shared outputs come from the inner graph
-        when they are expressible in outer terms; otherwise from the output.
+        when they are expressible in outer terms (non-sequences, and the outer
+        shapes of inner inputs whose sizes they read); otherwise from the output.
         """
         from ..graph.replace import clone_replace
         from ..tensor.math import minimum
@@ -471,6 +472,7 @@ class Scan(Op):
         allowed = {self.inner_inputs[i]: ins[j] for i, j in
                    zip(info.inner_in_non_seqs, info.outer_in_non_seqs)}
         inner_set = set(self.inner_inputs)
+        sizes = {v: sh for v, sh in zip(self.inner_inputs, per_inner) if sh is not None}
         out = []
         for s, b in enumerate(info.buffers):
             sh = tuple(input_shapes[b.outer_input])
@@ -494,7 +496,7 @@ class Scan(Op):
             rows = shape_i(node.outputs[j], 0) if info.as_while else \
                 minimum(n, ins[info.outer_in_nit_sot[k]])
             row = tuple(_outer_expr(s, allowed, inner_set, clone_replace,
-                                    shape_i(node.outputs[j], d + 1))
+                                    shape_i(node.outputs[j], d + 1), sizes)
                         for d, s in enumerate(inner_shapes[o]))
             out.append((rows,) + row)
         for k, i in enumerate(info.outer_in_shared):
@@ -584,14 +586,40 @@ def _own_shape_or_none(v):
     return shape_tuple(v)
 
 
-def _outer_expr(s, allowed, inner_set, clone_replace, fallback):
-    """`s` rewritten in outer variables if it needs only outer shapes and non-sequences."""
+def _outer_expr(s, allowed, inner_set, clone_replace, fallback, sizes=None):
+    """`s` rewritten in outer variables if it needs only outer shapes and non-sequences.
+
+    `sizes` maps inner inputs to their shapes in outer terms: a size read from
+    an inner input (``Shape_i(k)(x_t)``, a sequence row's width) is that entry.
+    """
     if isinstance(s, (int, np.integer)):
         return int(s)
+    subs = _outer_sizes(s, sizes or {})
+    if subs:
+        s = clone_replace(s, subs)
     used = [v for v in graph_inputs([s]) if v in inner_set]
     if all(v in allowed for v in used):
         return clone_replace(s, {v: allowed[v] for v in used}) if used else s
     return fallback
+
+
+def _outer_sizes(s, sizes):
+    """{``Shape_i(k)(x)`` in `s`'s graph: x's k-th size from `sizes`} (variables only)."""
+    from ..tensor.shape import Shape_i
+    from ..tensor.type import TensorConstant, TensorType
+
+    subs = {}
+    for v in ancestors([s]):
+        node = v.owner
+        if node is None or not isinstance(node.op, Shape_i):
+            continue
+        shape = sizes.get(node.inputs[0])
+        size = None if shape is None or node.op.i >= len(shape) else shape[node.op.i]
+        if isinstance(size, (int, np.integer)):
+            size = TensorConstant(TensorType("int64", ()), np.asarray(size, dtype="int64"))
+        if isinstance(size, Variable) and size.type == v.type:
+            subs[v] = size
+    return subs
 
 
 def _same_entries(a, b):

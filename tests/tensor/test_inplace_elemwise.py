@@ -11,7 +11,7 @@ import bptt.tensor as T
 from bptt.link.numba.linker import with_kernel_modules
 from bptt.tensor.elemwise import Elemwise
 from bptt.tensor.math import Dot
-from bptt.tensor.shape import Reshape
+from bptt.tensor.shape import Reshape, Shape
 
 from ..helpers import excluding, lstm_grad_graph
 from ..scan.test_rewriting import rewritten
@@ -61,13 +61,31 @@ def _graph(case):
         return [xf, Wf, y], [T.dot(xf, Wf) * y]
     if case == "aliased":        # x[::-1] + x with x fresh: the reversed read would see writes
         return [x, W], [d[::-1] * d]
+    if case == "shape_reader":   # the product's shape is read, its values are not
+        return [x, W, y], [T.tanh(d), T.reshape(y, d.shape)]
     raise ValueError(case)
 
 
-def test_a_fresh_product_read_once_holds_the_result():
-    ins, outs = _graph("fresh")
-    (node,) = _flagged(rewritten(ins, outs))
+@pytest.mark.parametrize("case", ["fresh", "shape_reader"])
+def test_a_fresh_product_read_once_holds_the_result(case):
+    ins, outs = _graph(case)
+    fg = rewritten(ins, outs)
+    (node,) = _flagged(fg)
     assert node.op.inplace_input == 0 and isinstance(node.inputs[0].owner.op, Dot)
+    if case == "shape_reader":
+        assert any(isinstance(c[0].op, Shape) for c in fg.clients[node.inputs[0]])
+
+
+@pytest.mark.parametrize("mode_name", ["PY", "NUMBA"])
+def test_a_shape_reader_sees_the_shape_after_the_write(mode_name):
+    ins, outs = _graph("shape_reader")
+    with excluding(PASS):
+        before = bptt.function(ins, outs, mode=mode_name)
+    after = bptt.function(ins, outs, mode=mode_name)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s) for s in ((3, 2), (2, 4), (4, 3))]
+    for want, got in zip(before(*args), after(*args)):
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("case", ["other_reader", "graph_output", "graph_input", "view_of_input",

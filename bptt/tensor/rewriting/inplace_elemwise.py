@@ -21,8 +21,11 @@ proven (the gemm in-place rule of `blas.gemm_inplace`, for an elementwise loop):
 * its *base*, reached from it through `Reshape` only (every element of the
   base appears once in the reshaped array), is computed into fresh memory
   (`aliasing.fresh`, or a `Dot`/`Gemm`), and every variable
-  from the base to input k has exactly one client, the next one: the node at
-  position k alone reads it (no other position, view, reader or graph output);
+  from the base to input k has exactly one client that reads its values, the
+  next one: the node at position k alone reads it (no other position, view,
+  reader or graph output). Clients that read only the shape (`Shape`,
+  `Shape_i`: the gradient of a Reshape reshapes back to the product's
+  shape) do not count, since the write keeps the shape;
 * no other input of the node may share memory with the base
   (`aliasing.may_alias`: implied by the single client, checked
   anyway).
@@ -38,7 +41,7 @@ from ...graph.rewriting import InToOut, node_rewriter
 from ..blas import Gemm
 from ..elemwise import Elemwise
 from ..math import Dot
-from ..shape import Reshape
+from ..shape import Reshape, Shape, Shape_i
 from .aliasing import fresh, may_alias
 from .constant_folding import is_stateful
 
@@ -48,7 +51,7 @@ def _fresh_base(fgraph, var, node, k):
     from it to `var` has one client, the next one; else None."""
     reader, pos = node, k
     while True:
-        if [tuple(c) for c in fgraph.clients.get(var, [])] != [(reader, pos)]:
+        if _value_readers(fgraph, var) != [(reader, pos)]:
             return None
         if fresh(var) or (var.owner is not None and isinstance(var.owner.op, (Dot, Gemm))
                           and var.ndim > 0):
@@ -56,6 +59,13 @@ def _fresh_base(fgraph, var, node, k):
         if var.owner is None or not isinstance(var.owner.op, Reshape):
             return None
         reader, pos, var = var.owner, 0, var.owner.inputs[0]
+
+
+def _value_readers(fgraph, var):
+    """The clients of `var` but those that read only its shape (`Shape`, `Shape_i`): a
+    write in place keeps the shape, so they see the same whenever they run."""
+    return [tuple(c) for c in fgraph.clients.get(var, [])
+            if not isinstance(getattr(c[0], "op", None), (Shape, Shape_i))]
 
 
 def _same_type(a, b):
