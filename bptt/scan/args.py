@@ -12,18 +12,19 @@ category); `CATEGORIES` names them. Lists of lists hold the several taps of
 one mit_mot / mit_sot. Outer outputs are those of the node read from (None
 for a node not built yet).
 
-An edit keeps what the loop computes (`ScanInfo`, ring lengths and summed
-nit_sots included) and drops where its rows live: the node it builds has the
-empty `StoragePlan`. A plan's indices name the positions of the node it was
-proved for, and its proofs (who else reads a sequence's memory) hold for that
-node's outer graph only; the passes that set plans run after the last edit
-(``bptt/compile/passes.py``).
+An edit keeps what the loop computes (`ScanInfo`) and the storage plans that say
+what an output is: ring lengths (``<kind>_rows``) and summed nit_sots
+(``nit_sot_sums``) are lists beside their loop variables, so they follow every
+edit, and `plan` is the `StoragePlan` they make. It drops the homes: their
+proofs (who else reads a sequence's memory) hold for the outer graph of the
+node they were made for only, and the passes that set them run after the last
+edit (``bptt/compile/passes.py``). It refuses a node with product sequences.
 """
 from __future__ import annotations
 
 from .info import ScanInfo
 from .op import Scan
-from .plan import NO_PLAN
+from .plan import StoragePlan
 
 #: Category -> the parallel lists that hold it.
 CATEGORIES = {
@@ -80,7 +81,7 @@ class ScanArgs:
         a.outer_in_seqs = [ins[i] for i in info.outer_in_seqs]
         a.inner_in_seqs = [ii[i] for i in info.inner_in_seqs]
         a.seq_origins = list(op.seq_origins) if op.seq_origins else [None] * info.n_seqs
-        rows = info.buffer_rows or (None,) * info.n_states
+        rows = op.plan.buffer_rows or (None,) * info.n_states
         for b, r in zip(info.buffers, rows):
             getattr(a, f"{b.kind}_rows").append(r)    # ring length (save-mem) or None
             a.add_buffer(info, b, ins[b.outer_input], outs[b.outer_output],
@@ -88,7 +89,7 @@ class ScanArgs:
         a.outer_in_nit_sot = [ins[i] for i in info.outer_in_nit_sot]
         a.inner_out_nit_sot = [io[o] for o in info.inner_out_nit_sot]
         a.outer_out_nit_sot = [outs[j] for j in info.outer_out_nit_sot]
-        a.nit_sot_sums = [info.nit_sot_sum(k) for k in range(info.n_nit_sot)]
+        a.nit_sot_sums = [op.plan.nit_sot_sum(k) for k in range(info.n_nit_sot)]
         a.outer_in_shared = [ins[i] for i in info.outer_in_shared]
         a.inner_in_shared = [ii[i] for i in info.inner_in_shared]
         a.inner_out_shared = [io[o] for o in info.inner_out_shared]
@@ -169,7 +170,7 @@ class ScanArgs:
 
     def add_nit_sot(self, inner_out, length, label=None, summed=None):
         """Append `inner_out` as a nit_sot output of `length` rows (its outer output is None);
-        `summed`: its `ScanInfo.nit_sot_sums` entry."""
+        `summed`: its `StoragePlan.nit_sot_sums` entry."""
         self.nit_sot_sums = self._sums() + [summed]
         self.outer_in_nit_sot.append(length)
         self.inner_out_nit_sot.append(inner_out)
@@ -187,12 +188,17 @@ class ScanArgs:
             mit_sot_in_slices=tuple(self.mit_sot_in_slices), n_sit_sot=len(self.outer_in_sit_sot),
             n_nit_sot=len(self.outer_in_nit_sot), n_shared_outs=len(self.outer_in_shared),
             n_non_seqs=len(self.outer_in_non_seqs), as_while=self.cond is not None,
-            truncate_gradient=self.truncate_gradient, name=self.name,
+            truncate_gradient=self.truncate_gradient, name=self.name)
+
+    @property
+    def plan(self):
+        """The `StoragePlan` the lists carry: rings and summed nit_sots; no homes, no products."""
+        return StoragePlan(
             buffer_rows=tuple(r for k in ("mit_mot", "mit_sot", "sit_sot") for r in self._rows(k)),
             nit_sot_sums=tuple(self._sums()))
 
     def _sums(self):
-        """`ScanInfo.nit_sot_sums` entries; nit_sots appended without one are stacked rows."""
+        """`StoragePlan.nit_sot_sums` entries; nit_sots appended without one are stacked rows."""
         return list(self.nit_sot_sums) + [None] * (len(self.outer_in_nit_sot)
                                                    - len(self.nit_sot_sums))
 
@@ -229,12 +235,12 @@ class ScanArgs:
 
     # -- rebuilding --------------------------------------------------------------------
     def make_op(self):
-        """A `Scan` op for the current inner graph and layout, with the empty plan."""
+        """A `Scan` op for the current inner graph, layout and plan (`plan`)."""
         origins = _consistent(self.seq_origins)
         inner_outputs = self.inner_outputs
         labels = [self.labels.get(v, f"inner output {o}") for o, v in enumerate(inner_outputs)]
         return Scan(self.inner_inputs, inner_outputs, self.info, seq_origins=origins,
-                    output_labels=labels, profile=self.profile, plan=NO_PLAN)
+                    output_labels=labels, profile=self.profile, plan=self.plan)
 
     def make_node(self):
         """A new Scan node (an `Apply`) computing the current layout from the outer inputs."""

@@ -39,12 +39,9 @@ whole input buffer (which needs at least ``T + hi - lo`` rows) with those rows
 overwritten. A nit_sot keeps the last ``min(len, E)`` rows it computed, in
 time order.
 
-Ring buffers (save-mem, ``bptt/scan/rewriting/savemem.py``). ``buffer_rows``
-gives, per state in `buffers` order, None (the whole history above) or a
-ring length R >= extent + 1 (mit_sot and sit_sot only). Full row r then lives
-in ring row ``r % R'`` with ``R' = min(R, extent + T)`` rows allocated, and the
-outer output is the last ``min(R', extent + E)`` full rows, in time order: the
-readers that save-mem leaves (the last rows, shapes) see the same values.
+How an output's rows are stored (rings that keep only the last rows, nit_sots summed
+over the steps, rows living in another array) is not here but in the op's
+`StoragePlan` (``bptt/scan/plan.py``); the layout above is that of the empty plan.
 """
 from __future__ import annotations
 
@@ -52,9 +49,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 KINDS = ("seq", "mit_mot", "mit_sot", "sit_sot", "nit_sot", "shared", "non_seq")
-
-#: `ScanInfo.nit_sot_sums` sequence entry of a nit_sot summed over its rows (no product).
-ROW_SUM = -1
 
 
 @dataclass(frozen=True)
@@ -75,12 +69,6 @@ class Buffer:
     in_offsets: tuple
     out_offsets: tuple
     extent: int
-    rows: int | None = None
-
-    @property
-    def ring(self):
-        """Whether the buffer keeps only its last `rows` full rows (save-mem)."""
-        return self.rows is not None
 
     @property
     def taps_in_front(self):
@@ -105,21 +93,6 @@ class ScanInfo:
         The step graph's last output is a stop condition.
     truncate_gradient : int
         -1, or the number of last steps the gradient goes through.
-    buffer_rows : tuple of (int or None)
-        Empty (every buffer whole), or one entry per state in `buffers`
-        order: None, or the ring length of a mit_sot/sit_sot buffer (see the
-        module docstring). Set only by the save-mem rewrite.
-    nit_sot_sums : tuple of (tuple of int or None)
-        Empty, or one entry per nit_sot: None, or ``(j, rows)``: the nit_sot's
-        outer output is not its stacked rows but ``sum over executed steps t of
-        seq_j[t].T @ y_t`` (2-d rows of one dtype; zeros when no step ran),
-        accumulated in chunks of about `rows` stacked rows (one gemm per chunk;
-        ``bptt/scan/rewriting/chunks.py``). ``j == ROW_SUM`` (-1): *summed over
-        rows*, the output is ``sum over executed steps t of y_t.sum(axis=0)``
-        (1-d, a bias gradient; one column sum per chunk). Set only by
-        `scan_chunk_accumulators`.
-        Where rows live (the homes) and which sequences are read as products
-        is not here but in the op's `StoragePlan` (``bptt/scan/plan.py``).
     name : str or None
         For messages and profiles; not part of equality (equal loops merge).
     """
@@ -134,8 +107,6 @@ class ScanInfo:
     n_non_seqs: int
     as_while: bool = False
     truncate_gradient: int = -1
-    buffer_rows: tuple = ()
-    nit_sot_sums: tuple = ()
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -146,14 +117,9 @@ class ScanInfo:
                   "truncate_gradient"):
             fix(self, f, int(getattr(self, f)))
         fix(self, "as_while", bool(self.as_while))
-        rows = tuple(None if r is None else int(r) for r in self.buffer_rows)
-        fix(self, "buffer_rows", rows if any(r is not None for r in rows) else ())
-        sums = tuple(None if e is None else tuple(int(x) for x in e) for e in self.nit_sot_sums)
-        fix(self, "nit_sot_sums", sums if any(e is not None for e in sums) else ())
         self._validate()
 
     def _validate(self):
-        self._validate_sums()
         counts = (self.n_seqs, self.n_sit_sot, self.n_nit_sot, self.n_shared_outs, self.n_non_seqs)
         if min(counts) < 0:
             raise ValueError(f"ScanInfo: negative count in {self}")
@@ -168,34 +134,6 @@ class ScanInfo:
         if self.truncate_gradient == 0 or self.truncate_gradient < -1:
             raise ValueError(f"ScanInfo: truncate_gradient must be -1 or positive, "
                              f"got {self.truncate_gradient}")
-        if self.buffer_rows:
-            if len(self.buffer_rows) != self.n_states:
-                raise ValueError(f"ScanInfo: buffer_rows needs one entry per state "
-                                 f"({self.n_states}), got {self.buffer_rows}")
-            for b in self.buffers:
-                if b.ring and (b.kind == "mit_mot" or b.rows < b.extent + 1):
-                    raise ValueError(f"ScanInfo: {b.kind} {b.index} cannot be a ring of "
-                                     f"{b.rows} rows (mit_sot/sit_sot only, >= extent + 1)")
-
-    def _validate_sums(self):
-        sums = [e for e in self.nit_sot_sums if e is not None]
-        if self.nit_sot_sums and (len(self.nit_sot_sums) != self.n_nit_sot or self.as_while
-                                  or not all(len(e) == 2 and e[1] >= 1 and
-                                             (0 <= e[0] < self.n_seqs or e[0] == ROW_SUM)
-                                             for e in sums)):
-            raise ValueError(f"ScanInfo: nit_sot_sums needs one entry per nit_sot "
-                             f"({self.n_nit_sot}), None or (sequence or {ROW_SUM}, rows >= 1), "
-                             f"and no until, "
-                             f"got {self.nit_sot_sums}")
-
-    def nit_sot_sum(self, k):
-        """``(j, rows)`` if nit_sot `k`'s output is summed with sequence `j` (`nit_sot_sums`)."""
-        return self.nit_sot_sums[k] if self.nit_sot_sums else None
-
-    def nit_sot_row_sum(self, k):
-        """Whether nit_sot `k` is summed over its rows (`nit_sot_sums` entry ``(ROW_SUM, rows)``)."""
-        e = self.nit_sot_sum(k)
-        return e is not None and e[0] == ROW_SUM
 
     # -- counts ----------------------------------------------------------------
     @property
@@ -332,7 +270,6 @@ class ScanInfo:
     @cached_property
     def buffers(self):
         """A `Buffer` per recurrent state: mit_mot, then mit_sot, then sit_sot."""
-        rows = self.buffer_rows or (None,) * self.n_states
         out = []
         for j in range(self.n_mit_mot):
             lo, hi = self.mit_mot_bounds(j)
@@ -346,13 +283,11 @@ class ScanInfo:
             out.append(Buffer(
                 "mit_sot", j, self.outer_in_mit_sot[j], self.outer_out_mit_sot[j],
                 tuple(self.inner_in_mit_sot[j]), (self.inner_out_mit_sot[j],),
-                tuple(depth + k for k in self.mit_sot_in_slices[j]), (depth,), depth,
-                rows[self.n_mit_mot + j]))
+                tuple(depth + k for k in self.mit_sot_in_slices[j]), (depth,), depth))
         for j in range(self.n_sit_sot):
             out.append(Buffer(
                 "sit_sot", j, self.outer_in_sit_sot[j], self.outer_out_sit_sot[j],
-                (self.inner_in_sit_sot[j],), (self.inner_out_sit_sot[j],), (0,), (1,), 1,
-                rows[self.n_mit_mot + self.n_mit_sot + j]))
+                (self.inner_in_sit_sot[j],), (self.inner_out_sit_sot[j],), (0,), (1,), 1))
         return tuple(out)
 
     # -- correspondences -----------------------------------------------------------

@@ -20,7 +20,7 @@ from ..graph.op import Op
 from ..graph.replace import clone_get_equiv
 from ..graph.traversal import ancestors, graph_inputs
 from .grad import scan_grad
-from .info import ROW_SUM, ScanInfo
+from .info import ScanInfo
 from . import perform as reference_loop
 from .plan import NO_PLAN, StoragePlan
 from .profiling import ScanProfile
@@ -112,10 +112,7 @@ class Scan(Op):
         return self._hash
 
     def __str__(self):
-        into = self.plan.describe_homes(self.info)
-        into += "".join(f", nit_sot {k} summed " + ("over rows" if e[0] == ROW_SUM else
-                                                     f"with seq {e[0]}") + f" (chunks of {e[1]} rows)"
-                        for k, e in enumerate(self.info.nit_sot_sums) if e is not None)
+        into = self.plan.describe_homes(self.info) + self.plan.describe_sums()
         into += self.plan.describe_products()
         return f"Scan{{{self.info.name or 'scan'}{into}}}"
 
@@ -214,26 +211,26 @@ class Scan(Op):
         from ..graph.basic import Constant
         from ..tensor.type import TensorType
 
-        info = self.info
+        info, plan = self.info, self.plan
         n = int(inputs[0].data) if isinstance(inputs[0], Constant) and not info.as_while else None
         types = []
-        for b in info.buffers:
+        for s, b in enumerate(info.buffers):
             outer_t = inputs[b.outer_input].type
             if b.kind == "mit_mot":
                 types.append(outer_t)
                 continue
             row = _merge_shapes(outer_t.shape[1:], self.inner_outputs[b.inner_outputs[0]].type.shape)
-            rows = None if n is None else b.extent + n
-            if rows is not None and b.ring:
-                rows = min(rows, b.rows)
+            rows, ring = None if n is None else b.extent + n, plan.buffer_ring(s)
+            if rows is not None and ring is not None:
+                rows = min(rows, ring)
             types.append(TensorType(outer_t.dtype, (rows,) + row))
         for k, o in enumerate(info.inner_out_nit_sot):
             t = self.inner_outputs[o].type
-            if info.nit_sot_row_sum(k):    # y_t.sum(axis=0) summed over the steps
+            if plan.nit_sot_row_sum(k):    # y_t.sum(axis=0) summed over the steps
                 types.append(TensorType(t.dtype, (t.shape[-1],)))
                 continue
-            if info.nit_sot_sum(k) is not None:    # seq_j[t].T @ y_t summed over the steps
-                seq_t = inputs[info.outer_in_seqs[info.nit_sot_sum(k)[0]]].type
+            if plan.nit_sot_sum(k) is not None:    # seq_j[t].T @ y_t summed over the steps
+                seq_t = inputs[info.outer_in_seqs[plan.nit_sot_sum(k)[0]]].type
                 types.append(TensorType(t.dtype, (seq_t.shape[-1], t.shape[-1])))
                 continue
             ln = inputs[info.outer_in_nit_sot[k]]
@@ -383,12 +380,12 @@ class Scan(Op):
 
     def _require_whole_buffers(self, what):
         # Derivatives read every stored row; save-mem runs at compile time, after them.
-        if self.info.buffer_rows:
+        if self.plan.buffer_rows:
             raise NotImplementedError(f"{self.info.label}: {what} of a scan whose buffers "
-                                      f"save-mem shortened (buffer_rows={self.info.buffer_rows})")
-        if self.info.nit_sot_sums:
+                                      f"save-mem shortened (buffer_rows={self.plan.buffer_rows})")
+        if self.plan.nit_sot_sums:
             raise NotImplementedError(f"{self.info.label}: {what} of a scan whose nit_sots "
-                                      f"are summed (nit_sot_sums={self.info.nit_sot_sums})")
+                                      f"are summed (nit_sot_sums={self.plan.nit_sot_sums})")
         if self.plan.seq_products:
             raise NotImplementedError(f"{self.info.label}: {what} of a scan that computes "
                                       f"sequence products in chunks "
@@ -469,7 +466,7 @@ class Scan(Op):
         from ..tensor.math import minimum
         from ..tensor.shape import shape_i
 
-        info, ins = self.info, node.inputs
+        info, plan, ins = self.info, self.plan, node.inputs
         n = node.inputs[0]
         per_inner, inner_shapes = self._outer_inner_shapes(input_shapes)
         allowed = {self.inner_inputs[i]: ins[j] for i, j in
@@ -477,22 +474,22 @@ class Scan(Op):
         inner_set = set(self.inner_inputs)
         sizes = {v: sh for v, sh in zip(self.inner_inputs, per_inner) if sh is not None}
         out = []
-        for b in info.buffers:
+        for s, b in enumerate(info.buffers):
             sh = tuple(input_shapes[b.outer_input])
             if b.kind != "mit_mot":
                 rows = shape_i(node.outputs[b.outer_output], 0) if info.as_while else n + b.extent
-                if b.ring and not info.as_while:
-                    rows = minimum(rows, b.rows)
+                if plan.buffer_ring(s) is not None and not info.as_while:
+                    rows = minimum(rows, plan.buffer_ring(s))
                 sh = (rows,) + sh[1:]
             out.append(sh)
         for k, o in enumerate(info.inner_out_nit_sot):
             j = info.outer_out_nit_sot[k]
-            if info.nit_sot_row_sum(k):
+            if plan.nit_sot_row_sum(k):
                 out.append((_outer_expr(inner_shapes[o][-1], allowed, inner_set,
                                         clone_replace, shape_i(node.outputs[j], 0)),))
                 continue
-            if info.nit_sot_sum(k) is not None:
-                seq_sh = input_shapes[info.outer_in_seqs[info.nit_sot_sum(k)[0]]]
+            if plan.nit_sot_sum(k) is not None:
+                seq_sh = input_shapes[info.outer_in_seqs[plan.nit_sot_sum(k)[0]]]
                 out.append((seq_sh[-1], _outer_expr(inner_shapes[o][-1], allowed, inner_set,
                                                     clone_replace, shape_i(node.outputs[j], 1))))
                 continue

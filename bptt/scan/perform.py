@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .info import ROW_SUM
+from .plan import ROW_SUM
 from .step_errors import STEP_ERRORS, check_time_budget, step_error
 
 
@@ -24,7 +24,7 @@ def perform(op, inputs, output_storage):
     info = op.info
     n = int(inputs[0])
     op.check_before_loop(n, inputs)
-    bufs = [_alloc_buffer(op, b, inputs[b.outer_input], n, _held_seq(op, s, inputs))
+    bufs = [_alloc_buffer(op, s, inputs[b.outer_input], n, _held_seq(op, s, inputs))
             for s, b in enumerate(info.buffers)]
     lengths = [min(int(inputs[i]), n) for i in info.outer_in_nit_sot]
     nits = [None] * info.n_nit_sot
@@ -54,13 +54,16 @@ def _loop(op, inputs, n, bufs, nits, lengths, shared):
     factor = {k: inputs[info.outer_in_non_seqs[wk]] for k, wk, _ in op.plan.product_seqs}
     seqs = [(i, inputs[j], factor.get(k))
             for k, (i, j) in enumerate(zip(info.inner_in_seqs, info.outer_in_seqs))]
+    # (buffer, state, whether it is a ring (`buffer_rows`): row r in slot r % its length)
+    states = [(b, buf, op.plan.buffer_ring(s) is not None)
+              for s, (b, buf) in enumerate(zip(info.buffers, bufs))]
     for t in range(n):
         for i, seq, w in seqs:
             # `seq_products`: one product per step here; the numba loop chunks.
             args[i] = seq[t] if w is None else np.dot(seq[t], w)
-        for b, buf in zip(info.buffers, bufs):
+        for b, buf, ring in states:
             for i, off in zip(b.inner_inputs, b.in_offsets):
-                args[i] = buf[(t + off) % len(buf) if b.ring else t + off]
+                args[i] = buf[(t + off) % len(buf) if ring else t + off]
         for k, i in enumerate(info.inner_in_shared):
             args[i] = shared[k]
         if not t & 255:
@@ -69,16 +72,16 @@ def _loop(op, inputs, n, bufs, nits, lengths, shared):
             values = program(*args)
         except STEP_ERRORS as exc:
             raise step_error(op, exc, t) from None
-        for b, buf in zip(info.buffers, bufs):
+        for b, buf, ring in states:
             for o, off in zip(b.inner_outputs, b.out_offsets):
-                _write(op, buf, (t + off) % len(buf) if b.ring else t + off, values[o], t, o)
+                _write(op, buf, (t + off) % len(buf) if ring else t + off, values[o], t, o)
         # Summed nit_sots first: a step value may be a view of a sequence row that a
         # nit_sot stored in that sequence (`nit_sot_into_seq`) overwrites below.
         for k, o in enumerate(info.inner_out_nit_sot):
-            if info.nit_sot_sum(k) is not None:
+            if op.plan.nit_sot_sum(k) is not None:
                 nits[k] = _add_product(op, k, nits[k], inputs, t, values[o])
         for k, o in enumerate(info.inner_out_nit_sot):
-            if info.nit_sot_sum(k) is not None:
+            if op.plan.nit_sot_sum(k) is not None:
                 continue
             if nits[k] is None:
                 nits[k] = _nit_rows(op, k, lengths[k], np.shape(values[o]), inputs)
@@ -103,10 +106,10 @@ def _write(op, buf, row, value, step, o):
 
 def _add_product(op, k, acc, inputs, t, y):
     """``acc + seq_j[t].T @ y`` (or ``+ y.sum(axis=0)``): one step of a summed nit_sot."""
-    if op.info.nit_sot_row_sum(k):
+    if op.plan.nit_sot_row_sum(k):
         term = np.asarray(y).sum(axis=0)
         return term if acc is None else acc + term
-    x = np.asarray(inputs[op.info.outer_in_seqs[op.info.nit_sot_sum(k)[0]]][t])
+    x = np.asarray(inputs[op.info.outer_in_seqs[op.plan.nit_sot_sum(k)[0]]][t])
     term = np.dot(x.T, np.asarray(y))
     return term if acc is None else acc + term
 
@@ -130,7 +133,8 @@ def _held_seq(op, s, inputs):
     return None if j is None else inputs[op.info.outer_in_seqs[j]]
 
 
-def _alloc_buffer(op, b, init, n, seq=None):
+def _alloc_buffer(op, s, init, n, seq=None):
+    b, ring = op.info.buffers[s], op.plan.buffer_ring(s)
     init = np.asarray(init)
     if b.kind == "mit_mot":
         return init.copy()
@@ -138,14 +142,14 @@ def _alloc_buffer(op, b, init, n, seq=None):
         # `seq_into_buffer`: the rewrite proved this memory is the loop's alone.
         return init[: b.extent + n]
     # A ring (save-mem) never holds more rows than the loop writes.
-    rows = b.extent + n if not b.ring else min(b.rows, b.extent + n)
+    rows = b.extent + n if ring is None else min(ring, b.extent + n)
     buf = np.empty((rows,) + init.shape[1:], dtype=init.dtype)
     buf[: b.extent] = init[: b.extent]
     return buf
 
 
 def _finish_nit(op, k, ring, length, executed, inputs):
-    summed = op.info.nit_sot_sum(k)
+    summed = op.plan.nit_sot_sum(k)
     if summed is not None:
         if ring is not None:
             return ring

@@ -1,13 +1,11 @@
-"""`StoragePlan`: where a Scan node's rows live, beside `ScanInfo` (what the loop computes).
+"""`StoragePlan`: how a Scan node stores its rows, beside `ScanInfo` (what the loop computes).
 
 `ScanInfo` describes the recurrence: which variables a step reads and writes, and the
-values of the outer outputs. A `StoragePlan` describes how the loop stores and makes
-rows: which array holds which rows while the loop runs, and which sequence rows it
-computes itself, in chunks. Every plan is set by a compile-time rewrite that proved it
-safe (docs/scan-internals.md, "Storage plans"); `scan()` builds a node with the empty
-plan, and so does every `ScanArgs` edit (a plan's indices name positions of the node it
-was made for, so an edit drops it, or refuses the node when dropping it would change a
-value: the passes that set plans run after the last edit).
+loop variables' places among the node's inputs and outputs. A `StoragePlan` describes
+how the loop stores and makes rows: which rows an output keeps (a ring, a sum), which
+array holds which rows while the loop runs (homes), and which sequence rows it computes
+itself, in chunks. Every plan is set by a compile-time rewrite that proved it safe
+(docs/scan-internals.md, "Storage plans"); `scan()` builds a node with the empty plan.
 
 The plan is part of the op's identity (`Scan.__props__`): two nodes with different plans
 generate different loops, so they must not merge, and the graph key of the disk cache
@@ -15,6 +13,18 @@ generate different loops, so they must not merge, and the graph key of the disk 
 
 Fields, each empty or one entry per loop variable of its category:
 
+* ``buffer_rows`` (one per state, in `ScanInfo.buffers` order): None (the whole history),
+  or the ring length R >= extent + 1 of a mit_sot or sit_sot buffer. Full row r then lives
+  in ring row ``r % R'`` with ``R' = min(R, extent + T)`` rows allocated, and the outer
+  output is the last ``min(R', extent + E)`` full rows, in time order: the readers
+  save-mem leaves (the last rows, shapes) see the same values. ``extent + 1`` keeps the
+  row a step writes apart from the rows it reads. Set by ``bptt/scan/rewriting/savemem.py``.
+* ``nit_sot_sums`` (one per nit_sot): None, or ``(j, rows)``: the nit_sot's outer output
+  is not its stacked rows but ``sum over executed steps t of seq_j[t].T @ y_t`` (2-d rows
+  of one dtype; zeros when no step ran), accumulated in chunks of about `rows` stacked rows
+  (one gemm per chunk). ``j == ROW_SUM`` (-1): *summed over rows*, the output is ``sum
+  over executed steps t of y_t.sum(axis=0)`` (1-d, a bias gradient; one column sum per
+  chunk). No until loop. Set by ``bptt/scan/rewriting/chunks.py``.
 * ``nit_sot_into_seq`` (one per nit_sot): None, or the sequence whose rows the nit_sot is
   stored in; row t is written after step t, which alone read it, and the output is a view
   of that sequence. Set by ``bptt/scan/rewriting/inplace.py``.
@@ -29,14 +39,22 @@ Fields, each empty or one entry per loop variable of its category:
   about `rows` stacked rows (one gemm per chunk, into a few steps' rows of working space)
   instead of a T-long array. Set by ``bptt/scan/rewriting/product_seqs.py``.
 
-The homes do not change the node's interface: the outer inputs and outputs have the
-types and values they have under the empty plan. A product sequence changes what one
-outer input is (X instead of X @ W), so `ScanArgs.from_node` refuses a node with one,
-and so do the derivatives (they run before the plans are set).
+Rings and sums change what an outer output is (its rows, or a sum instead), so the op's
+output types and shapes read them. Passes after theirs edit the node through `ScanArgs`,
+which keeps their entries beside their loop variables, so they follow every edit. The
+homes change neither the node's interface nor its values, and their proofs (who else
+reads a sequence's memory) hold for the node's outer graph only: a `ScanArgs` edit drops
+them. A product sequence changes what one outer input is (X instead of X @ W), so
+`ScanArgs.from_node` refuses a node with one. Homes and products are set after the last
+edit. The derivatives (`Scan.L_op`, `R_op`) refuse rings, sums and products: they run
+before any plan is set.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+#: `StoragePlan.nit_sot_sums` sequence entry of a nit_sot summed over its rows (no product).
+ROW_SUM = -1
 
 
 def _entries(values):
@@ -45,25 +63,52 @@ def _entries(values):
     return out if any(v is not None for v in out) else ()
 
 
+def _pairs(values):
+    """Entries as int pairs (None kept); all-None is the empty tuple."""
+    out = tuple(None if e is None else tuple(int(x) for x in e) for e in values)
+    return out if any(e is not None for e in out) else ()
+
+
 @dataclass(frozen=True)
 class StoragePlan:
     """Where the rows of a Scan node live; see the module docstring."""
 
+    buffer_rows: tuple = ()
+    nit_sot_sums: tuple = ()
     nit_sot_into_seq: tuple = ()
     seq_into_buffer: tuple = ()
     seq_products: tuple = ()
 
     def __post_init__(self):
+        object.__setattr__(self, "buffer_rows", _entries(self.buffer_rows))
+        object.__setattr__(self, "nit_sot_sums", _pairs(self.nit_sot_sums))
         object.__setattr__(self, "nit_sot_into_seq", _entries(self.nit_sot_into_seq))
         object.__setattr__(self, "seq_into_buffer", _entries(self.seq_into_buffer))
-        prods = tuple(None if e is None else tuple(int(x) for x in e) for e in self.seq_products)
-        object.__setattr__(self, "seq_products",
-                           prods if any(e is not None for e in prods) else ())
+        object.__setattr__(self, "seq_products", _pairs(self.seq_products))
 
     @property
     def empty(self):
-        """Whether every row lives where the loop's own allocation puts it."""
-        return not (self.nit_sot_into_seq or self.seq_into_buffer or self.seq_products)
+        """Whether the loop stores every output's rows where its own allocation puts them."""
+        return not (self.buffer_rows or self.nit_sot_sums or self.nit_sot_into_seq
+                    or self.seq_into_buffer or self.seq_products)
+
+    def buffer_ring(self, s):
+        """The ring length of state `s`'s buffer (`buffer_rows`), or None for a whole buffer."""
+        return self.buffer_rows[s] if self.buffer_rows else None
+
+    def nit_sot_sum(self, k):
+        """``(j, rows)`` if nit_sot `k`'s output is summed with sequence `j` (`nit_sot_sums`)."""
+        return self.nit_sot_sums[k] if self.nit_sot_sums else None
+
+    def nit_sot_row_sum(self, k):
+        """Whether nit_sot `k` is summed over its rows (`nit_sot_sums` entry ``(ROW_SUM, rows)``)."""
+        e = self.nit_sot_sum(k)
+        return e is not None and e[0] == ROW_SUM
+
+    @property
+    def summed_seqs(self):
+        """The sequences a summed nit_sot multiplies (their rows are read at a chunk's end)."""
+        return {e[0] for e in self.nit_sot_sums if e is not None and e[0] != ROW_SUM}
 
     def seq_product(self, j):
         """``(w, rows)`` if sequence `j` is read as ``seq_j[t] @ non_seq_w`` (`seq_products`)."""
@@ -89,6 +134,8 @@ class StoragePlan:
 
     def check(self, info):
         """Raise ValueError unless the plan fits the loop `info` describes."""
+        self._check_rings(info)
+        self._check_sums(info)
         into = [j for j in self.nit_sot_into_seq if j is not None]
         if self.nit_sot_into_seq and (len(self.nit_sot_into_seq) != info.n_nit_sot
                                       or len(set(into)) != len(into)
@@ -100,17 +147,39 @@ class StoragePlan:
         if self.seq_into_buffer and (
                 len(self.seq_into_buffer) != info.n_states or len(set(held)) != len(held)
                 or set(held) & set(into) or not all(0 <= j < info.n_seqs for j in held)
-                or any(j is not None and (b.extent != 1 or b.kind == "mit_mot" or b.ring)
-                       for b, j in zip(info.buffers, self.seq_into_buffer))):
+                or any(j is not None and (b.extent != 1 or b.kind == "mit_mot"
+                                          or self.buffer_ring(s) is not None)
+                       for s, (b, j) in enumerate(zip(info.buffers, self.seq_into_buffer)))):
             raise ValueError(f"StoragePlan: seq_into_buffer needs one entry per state "
                              f"({info.n_states}), None or a distinct sequence index (not a "
                              f"nit_sot's) for a whole buffer of one initial row, got "
                              f"{self.seq_into_buffer}")
         self._check_products(info)
 
+    def _check_rings(self, info):
+        if not self.buffer_rows:
+            return
+        if len(self.buffer_rows) != info.n_states:
+            raise ValueError(f"StoragePlan: buffer_rows needs one entry per state "
+                             f"({info.n_states}), got {self.buffer_rows}")
+        for b, rows in zip(info.buffers, self.buffer_rows):
+            if rows is not None and (b.kind == "mit_mot" or rows < b.extent + 1):
+                raise ValueError(f"StoragePlan: {b.kind} {b.index} cannot be a ring of "
+                                 f"{rows} rows (mit_sot/sit_sot only, >= extent + 1)")
+
+    def _check_sums(self, info):
+        sums = [e for e in self.nit_sot_sums if e is not None]
+        if self.nit_sot_sums and (len(self.nit_sot_sums) != info.n_nit_sot or info.as_while
+                                  or not all(len(e) == 2 and e[1] >= 1 and
+                                             (0 <= e[0] < info.n_seqs or e[0] == ROW_SUM)
+                                             for e in sums)):
+            raise ValueError(f"StoragePlan: nit_sot_sums needs one entry per nit_sot "
+                             f"({info.n_nit_sot}), None or (sequence or {ROW_SUM}, rows >= 1), "
+                             f"and no until, got {self.nit_sot_sums}")
+
     def _check_products(self, info):
         # A home needs the sequence's memory, a summed nit_sot its rows: neither is X @ W.
-        taken = self.homed_seqs | {e[0] for e in info.nit_sot_sums if e is not None}
+        taken = self.homed_seqs | self.summed_seqs
         if self.seq_products and (
                 len(self.seq_products) != info.n_seqs or info.as_while
                 or not all(e is None or (len(e) == 2 and 0 <= e[0] < info.n_non_seqs
@@ -127,6 +196,12 @@ class StoragePlan:
                        enumerate(self.nit_sot_into_seq) if j is not None)
         return text + "".join(f", seq {j} into {b.kind} {b.index}" for b, j in
                               zip(info.buffers, self.seq_into_buffer) if j is not None)
+
+    def describe_sums(self):
+        """The summed nit_sots as the op's name shows them: ``, nit_sot 1 summed with seq 0``..."""
+        return "".join(f", nit_sot {k} summed " + ("over rows" if e[0] == ROW_SUM else
+                                                   f"with seq {e[0]}") + f" (chunks of {e[1]} rows)"
+                       for k, e in enumerate(self.nit_sot_sums) if e is not None)
 
     def describe_products(self):
         """The product sequences as the op's name shows them."""

@@ -165,7 +165,7 @@ def ring():
     h, _ = bptt.scan(lambda xt, h: T.tanh(xt + h), sequences=[x], outputs_info=[h0])
     f = bptt.function([x, h0], h[-2:], mode="NUMBA")
     (node,) = [n for n in f.fgraph.toposort() if isinstance(n.op, Scan)]
-    assert [(b.ring, b.rows) for b in node.op.info.buffers] == [(True, 2)]
+    assert node.op.plan.buffer_rows == (2,)
     return f
 
 

@@ -1,5 +1,5 @@
 """`scan_chunk_accumulators` (bptt/scan/rewriting/chunks.py): weight gradients summed in
-chunks of steps inside the backward loop (``ScanInfo.nit_sot_sums``).
+chunks of steps inside the backward loop (``StoragePlan.nit_sot_sums``).
 
 Structure (PY rewriting, no compile): the RNN and LSTM backward scans sum dU/dW (dWx/dWh)
 as summed nit_sots, keep no T-long step cotangent and no T-long float join; the bias
@@ -28,7 +28,8 @@ import bptt
 import bptt.tensor as T
 from bptt.config import config
 from bptt.graph.traversal import toposort
-from bptt.scan.info import ROW_SUM, ScanInfo
+from bptt.scan.info import ScanInfo
+from bptt.scan.plan import ROW_SUM, StoragePlan
 from bptt.tensor.basic import Join
 
 from ..helpers import lstm_grad_graph, numpy_rnn_grads, rnn_grad_graph
@@ -43,8 +44,7 @@ _rnn = rnn_grad_graph
 
 
 def _summed(node):
-    info = node.op.info
-    return [info.nit_sot_sum(k) for k in range(info.n_nit_sot)]
+    return [node.op.plan.nit_sot_sum(k) for k in range(node.op.info.n_nit_sot)]
 
 
 def _float_joins(fg):
@@ -66,7 +66,7 @@ def test_rnn_backward_sums_weight_gradients_in_chunks():
     assert not _float_joins(fg)
     before = backward_scan(rewritten(ins, outs, exclude=(PASS,)))
     # with the pass excluded the push-out stacks dpre and sums after the loop, as before
-    assert not before.op.info.nit_sot_sums and before.op.info.n_states == 1
+    assert not before.op.plan.nit_sot_sums and before.op.info.n_states == 1
     f = bptt.function(ins, outs, mode="PY")
     text = io.StringIO()
     with redirect_stdout(text):
@@ -116,18 +116,24 @@ def test_until_loops_are_left_alone():
     (hs, acc), _ = bptt.scan(step, sequences=X, outputs_info=[h0, a0], non_sequences=W)
     fg = rewritten([X, h0, a0, W], [acc[-1]])
     (node,) = [n for n in fg.apply_nodes if n.op.__class__.__name__ == "Scan"]
-    assert node.op.info.as_while and not node.op.info.nit_sot_sums
+    assert node.op.info.as_while and not node.op.plan.nit_sot_sums
     assert node.op.info.n_sit_sot == 2
 
 
-def test_info_rejects_bad_sums():
+def test_plan_rejects_bad_sums():
     base = dict(n_seqs=1, mit_mot_in_slices=(), mit_mot_out_slices=(), mit_sot_in_slices=(),
                 n_sit_sot=0, n_nit_sot=1, n_shared_outs=0, n_non_seqs=0)
-    assert ScanInfo(**base, nit_sot_sums=((0, 4),)).nit_sot_sum(0) == (0, 4)
-    assert ScanInfo(**base, nit_sot_sums=((ROW_SUM, 4),)).nit_sot_row_sum(0)
+    info = ScanInfo(**base)
+    plan = StoragePlan(nit_sot_sums=((0, 4),))
+    plan.check(info)
+    assert plan.nit_sot_sum(0) == (0, 4) and not plan.nit_sot_row_sum(0)
+    assert StoragePlan(nit_sot_sums=((ROW_SUM, 4),)).nit_sot_row_sum(0)
+    assert StoragePlan(nit_sot_sums=(None,)).empty
     for bad in (((1, 4),), ((0, 0),), ((0, 4), None), ((-2, 4),)):
-        with pytest.raises(ValueError, match="nit_sot_sums"):
-            ScanInfo(**base, nit_sot_sums=bad)
+        with pytest.raises(ValueError, match="StoragePlan: nit_sot_sums needs one entry"):
+            StoragePlan(nit_sot_sums=bad).check(info)
+    with pytest.raises(ValueError, match="and no until"):
+        plan.check(ScanInfo(**base, as_while=True))
 
 
 # -- equal values, PY and NUMBA ------------------------------------------------------------
@@ -251,7 +257,7 @@ def test_zeros_accumulator_of_another_shape_raises_naming_the_scan(mode):
     r, c = T.iscalar("r"), T.iscalar("c")
     (X, V), out = _user_accumulator(T.zeros((r, c)))
     node = only_scan(rewritten([X, V, r, c], [out]))
-    assert node.op.info.nit_sot_sums and not node.op.info.n_sit_sot
+    assert node.op.plan.nit_sot_sums and not node.op.info.n_sit_sot
     f = bptt.function([X, V, r, c], out, mode=mode)
     rng = np.random.default_rng(2)
     x, v = rng.normal(size=(4, 3, 5)), rng.normal(size=(5, 2))
@@ -265,7 +271,7 @@ def test_zeros_accumulator_of_another_shape_raises_naming_the_scan(mode):
 def test_nonzero_accumulator_keeps_its_initial_row():
     A = T.matrix("A")
     (X, V), out = _user_accumulator(A)
-    assert only_scan(rewritten([X, V, A], [out])).op.info.nit_sot_sums
+    assert only_scan(rewritten([X, V, A], [out])).op.plan.nit_sot_sums
     f = bptt.function([X, V, A], out, mode="PY")
     rng = np.random.default_rng(3)
     x, v, a = rng.normal(size=(4, 3, 5)), rng.normal(size=(5, 2)), rng.normal(size=(5, 2))

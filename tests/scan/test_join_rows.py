@@ -147,7 +147,7 @@ def test_rnn_weight_gradients_leave_no_join():
     after = rewritten(ins, outs)
     bwd = backward_scan(after)
     assert not _float_joins(after) and not _mask_seqs(bwd) and _reads_trace(bwd)
-    assert len([e for e in bwd.op.info.nit_sot_sums if e is not None]) == 2
+    assert len([e for e in bwd.op.plan.nit_sot_sums if e is not None]) == 2
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))

@@ -171,7 +171,7 @@ def test_a_users_product_sequence(case):
     fg = rewritten(ins, outs)
     (node,) = scans(fg)
     if case == "last_only":     # h is a ring (save-mem): the product is computed in chunks
-        assert node.op.info.buffer_rows
+        assert node.op.plan.buffer_rows
         assert [w.name for w in _chunked(node).values()] == ["W"]
         assert not _outer_products(fg)
     elif case == "trace":       # the whole h trace holds the product's rows (seq_into_buffer)
@@ -275,13 +275,15 @@ def _node():
 def test_storage_plan_validates_seq_products():
     op = _node().op
     info = op.info
-    check = lambda products: StoragePlan(seq_products=products).check(info)  # noqa: E731
+    # the node's own sums, with other products
+    check = lambda products: dataclasses.replace(  # noqa: E731
+        op.plan, seq_products=products).check(info)
     with pytest.raises(ValueError, match="seq_products needs one entry per sequence"):
         check(((0, 8),))
     with pytest.raises(ValueError, match="seq_products"):
         check(((info.n_non_seqs, 8),) + (None,) * (info.n_seqs - 1))
     with pytest.raises(ValueError, match="seq_products"):   # summed with: its rows are read
-        j = info.nit_sot_sums[0][0]
+        j = op.plan.nit_sot_sums[0][0]
         check(tuple((0, 8) if k == j else None for k in range(info.n_seqs)))
     with pytest.raises(ValueError, match="seq_products"):   # a home: its memory holds rows
         home = StoragePlan(nit_sot_into_seq=(0,) + (None,) * (info.n_nit_sot - 1))

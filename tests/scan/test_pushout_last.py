@@ -115,7 +115,7 @@ def test_whole_pipeline_keeps_one_product_per_step_and_no_history():
     assert sum(isinstance(n_.op, PRODUCTS) for n_ in inner_nodes(node.op)) == 1   # h1 @ W.T
     assert node.op.info.n_nit_sot == 0
     # the state is read only at its last rows now: save-mem makes it a ring
-    assert node.op.info.buffer_rows and all(r is not None for r in node.op.info.buffer_rows)
+    assert node.op.plan.buffer_rows and all(r is not None for r in node.op.plan.buffer_rows)
     outer = [n_ for n_ in _outer_nodes(fg) if isinstance(n_.op, PRODUCTS)]
     assert len(outer) == 1          # dot(h + h2, V) once
     # x_t @ U: one product per chunk of steps inside the loop (scan_chunk_seq_products),

@@ -225,12 +225,12 @@ def test_pushout_accumulators_sums_weight_gradients_after_the_loop():
     before = backward_scan(rewritten(ins, outs, exclude=SCAN_PASSES))
     node = backward_scan(fg)
     assert node.op.info.n_states == before.op.info.n_states - 2
-    assert len([e for e in node.op.info.nit_sot_sums if e is not None]) == 1
+    assert len([e for e in node.op.plan.nit_sot_sums if e is not None]) == 1
     outer = [n for n in toposort(fg.outputs, blockers=fg.inputs) if isinstance(n.op, Dot)]
     assert len(outer) == 1                   # TANH_X_flat.T @ DA_flat
     # with scan_chunk_accumulators excluded, g_W is stacked too (as before that pass)
     fg = rewritten(ins, outs, exclude=all_but("scan_pushout_accumulators"))
-    assert not backward_scan(fg).op.info.nit_sot_sums
+    assert not backward_scan(fg).op.plan.nit_sot_sums
     outer = [n for n in toposort(fg.outputs, blockers=fg.inputs) if isinstance(n.op, Dot)]
     assert len(outer) == 2
 
@@ -243,7 +243,7 @@ def test_all_rewrites_on_the_rnn_gradient():
     assert sum(isinstance(n.op, Dot) for n in inner_nodes(fwd.op)) == 1
     # the cotangent carry; g_U, g_W summed in chunks, g_b summed over rows
     assert back.op.info.n_states == 1 and back.op.info.n_nit_sot == 3
-    assert all(e is not None for e in back.op.info.nit_sot_sums)
+    assert all(e is not None for e in back.op.plan.nit_sot_sums)
     assert sum(isinstance(n.op, Dot) for n in inner_nodes(back.op)) == 1
 
 

@@ -13,6 +13,7 @@ import bptt
 import bptt.tensor as T
 from bptt.scan.info import ScanInfo
 from bptt.scan.op import Scan
+from bptt.scan.plan import StoragePlan
 from bptt.scan.rewriting.savemem import NAME
 
 from ..helpers import excluding
@@ -31,7 +32,8 @@ def scans(f):
 
 def rings(node):
     """{(kind, index): ring rows} of a Scan node's state buffers."""
-    return {(b.kind, b.index): b.rows for b in node.op.info.buffers}
+    return {(b.kind, b.index): node.op.plan.buffer_ring(s)
+            for s, b in enumerate(node.op.info.buffers)}
 
 
 def build(taps, go_backwards, until, truncate=-1):
@@ -107,11 +109,12 @@ def test_numba_structure_has_rings(numba_pair):
     f, _ = numba_pair
     fwd, bwd = scans(f)
     # The backward scan reads the forward buffers as sequences: never cut.
-    assert fwd.op.info.buffer_rows == ()
+    assert fwd.op.plan.buffer_rows == ()
     # h's cotangent (0, 1)/(1,) became a 2-row carry; w's accumulator is a ring (unless the
     # push-out made it a nit_sot); a's cotangent (a mit_sot's mit_mot) stays whole.
     assert bwd.op.info.mit_mot_in_slices == ((0, 3, 1),)
-    assert [b.rows for b in bwd.op.info.buffers if b.kind != "mit_mot"] in ([2], [2, 2])
+    assert [bwd.op.plan.buffer_ring(s) for s, b in enumerate(bwd.op.info.buffers)
+            if b.kind != "mit_mot"] in ([2], [2, 2])
 
 
 # -- structure ------------------------------------------------------------------------------
@@ -146,10 +149,10 @@ def test_backward_scan_keeps_no_history(mode):
     inputs, outputs = [X, h0, U, W], [cost] + bptt.grad(cost, [h0, U, W])
     f = compiled(inputs, outputs, mode)
     fwd, bwd = scans(f)
-    assert fwd.op.info.buffer_rows == ()
+    assert fwd.op.plan.buffer_rows == ()
     info = bwd.op.info
     assert info.n_mit_mot == 0                      # the (0, 1)/(1,) mit_mot became a carry
-    assert all(b.rows == 2 for b in info.buffers)   # carry and accumulators: 2-row rings
+    assert bwd.op.plan.buffer_rows == (2,) * info.n_states   # carry, accumulators: 2-row rings
     rng = np.random.default_rng(0)
     vals = [rng.standard_normal((7, 2, 3)), rng.standard_normal((2, 3)),
             rng.standard_normal((3, 3)), rng.standard_normal((3, 3))]
@@ -190,7 +193,7 @@ def test_truncated_gradient_carries_one_cotangent(mode):
     outputs = bptt.grad(hs.sum(), [x, h0, w])
     f = compiled([x, h0, w], outputs, mode)
     bwd = scans(f)[-1]
-    assert bwd.op.info.n_mit_mot == 0 and bwd.op.info.buffers[0].rows == 2
+    assert bwd.op.info.n_mit_mot == 0 and bwd.op.plan.buffer_ring(0) == 2
     for xs in ([1.0, 2.0, 3.0, 4.0], [1.0], [0.5, 2.0]):
         assert_same(f(xs, 1.0, 0.5), compiled([x, h0, w], outputs, "PY", with_pass=False)(
             xs, 1.0, 0.5))
@@ -209,11 +212,16 @@ def test_pass_is_idempotent():
 
 # -- the op's contract ---------------------------------------------------------------------
 def test_ring_must_hold_extent_plus_one():
-    with pytest.raises(ValueError, match="ring"):
-        ScanInfo(0, (), (), ((-2,),), 0, 0, 0, 0, buffer_rows=(2,))
-    with pytest.raises(ValueError, match="one entry per state"):
-        ScanInfo(0, (), (), ((-2,),), 1, 0, 0, 0, buffer_rows=(3,))
-    assert ScanInfo(0, (), (), (), 1, 0, 0, 0, buffer_rows=(None,)).buffer_rows == ()
+    with pytest.raises(ValueError, match="StoragePlan: mit_sot 0 cannot be a ring of 2 rows"):
+        StoragePlan(buffer_rows=(2,)).check(ScanInfo(0, (), (), ((-2,),), 0, 0, 0, 0))
+    with pytest.raises(ValueError, match="StoragePlan: buffer_rows needs one entry per state"):
+        StoragePlan(buffer_rows=(3,)).check(ScanInfo(0, (), (), ((-2,),), 1, 0, 0, 0))
+    with pytest.raises(ValueError, match="mit_mot 0 cannot be a ring"):
+        StoragePlan(buffer_rows=(3,)).check(ScanInfo(0, ((0, 1),), ((1,),), (), 0, 0, 0, 0))
+    plan = StoragePlan(buffer_rows=(None, 3))
+    plan.check(ScanInfo(0, (), (), ((-2,),), 1, 0, 0, 0))
+    assert plan.buffer_ring(0) is None and plan.buffer_ring(1) == 3
+    assert StoragePlan(buffer_rows=(None,)).buffer_rows == () and StoragePlan().buffer_ring(0) is None
 
 
 def test_derivative_of_a_ring_scan_is_refused():

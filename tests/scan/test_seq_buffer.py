@@ -108,8 +108,8 @@ def test_storage_plan_checks_the_field():
         StoragePlan(seq_into_buffer=(0, None)).check(
             ScanInfo(mit_sot_in_slices=((-2, -1),), **base))
     with pytest.raises(ValueError, match="seq_into_buffer"):    # a ring
-        StoragePlan(seq_into_buffer=(0,)).check(
-            ScanInfo(mit_sot_in_slices=(), buffer_rows=(2,), **base))
+        StoragePlan(seq_into_buffer=(0,), buffer_rows=(2,)).check(
+            ScanInfo(mit_sot_in_slices=(), **base))
     plan = StoragePlan(seq_into_buffer=(None, 0))
     plan.check(ScanInfo(mit_sot_in_slices=((-1,),), **base))
     assert plan.buffer_seq(1) == 0 and StoragePlan(seq_into_buffer=(None,)).empty

@@ -1,4 +1,4 @@
-"""The chunks of a summed nit_sot (``ScanInfo.nit_sot_sums``), and of a sequence read as a product.
+"""The chunks of a summed nit_sot (``StoragePlan.nit_sot_sums``) and of a product sequence.
 
 A summed nit_sot adds ``x[t].T @ y[t]`` over the steps of a chunk, with one
 gemm over the chunk's stacked rows: ``X.T @ Y``, X (kk*B, In) and Y

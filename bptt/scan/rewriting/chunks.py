@@ -17,7 +17,7 @@ one-product rate, and a whole call is as fast with 256 rows, the default, for
 less staging memory (docs/scan-internals.md has the measurement).
 
 The rewrite turns such a sit_sot into a *summed nit_sot*
-(``ScanInfo.nit_sot_sums``): the step returns ``dpre_t`` as a nit_sot whose
+(``StoragePlan.nit_sot_sums``): the step returns ``dpre_t`` as a nit_sot whose
 outer output is ``sum over executed steps of seq_j[t].T @ dpre_t`` instead of
 its stacked rows, and the accumulator's last row becomes its initial row plus
 that sum::
@@ -76,7 +76,7 @@ from ...tensor.rewriting.sizes import shape_keys
 from ...tensor.shape import DimShuffle, SumTo, shape_i, sum_to
 from ...tensor.subtensor import getitem
 from ..args import ScanArgs
-from ..info import ROW_SUM
+from ..plan import ROW_SUM
 from ..op import Scan
 from .basic import rebuild
 
@@ -179,7 +179,7 @@ def scan_chunk_accumulators(fgraph, node):
         totals = []
         for k in sums[j]:
             total = new.outputs[new.op.info.outer_out_nit_sot[k]]
-            if new.op.info.nit_sot_row_sum(k):   # the step's SumTo, on the total
+            if new.op.plan.nit_sot_row_sum(k):   # the step's SumTo, on the total
                 total = sum_to(total, (shape_i(inits[j], 1),))
             totals.append(total)
         value = accumulated(fgraph, inits[j], totals, f"{op.info.label}: {labels[j]}")

@@ -248,7 +248,7 @@ def _step_allows(op, k, j):
         return False
     states = {o for b in info.buffers for o in b.inner_outputs}
     # summed nit_sots are copied into their staging rows before any nit_sot row is written
-    states |= {o for q, o in enumerate(info.inner_out_nit_sot) if info.nit_sot_sum(q)}
+    states |= {o for q, o in enumerate(info.inner_out_nit_sot) if op.plan.nit_sot_sum(q)}
     mine = info.inner_out_nit_sot[k]
     return all(o in states or o == mine
                for o, v in enumerate(op.inner_outputs) if may_alias(v, row))
@@ -272,10 +272,10 @@ def nit_sot_homes(fgraph, node, sums=False):
     op, info = node.op, node.op.info
     chosen = [None] * info.n_nit_sot
     # a sequence a summed nit_sot multiplies is read again at its chunk's end (chunks.py)
-    summed = {e[0] for e in info.nit_sot_sums if e is not None}
+    summed = op.plan.summed_seqs
     held = set(node.op.plan.seq_into_buffer)   # rows a state buffer overwrites (seq_buffer.py)
     for k in range(info.n_nit_sot):
-        if not _length_is_n(node, k) or (info.nit_sot_sum(k) is not None and not sums):
+        if not _length_is_n(node, k) or (op.plan.nit_sot_sum(k) is not None and not sums):
             continue
         for j in (j for j in range(info.n_seqs) if j not in summed):
             if j not in chosen and j not in held and _step_allows(op, k, j) \

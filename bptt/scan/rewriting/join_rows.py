@@ -208,7 +208,8 @@ def _at_least(fgraph, p, k):
     if node is None or not isinstance(node.op, Scan):
         return False
     return any(b.outer_output == node.outputs.index(p) and b.kind != "mit_mot"
-               and not b.ring and b.extent >= k for b in node.op.info.buffers)
+               and node.op.plan.buffer_ring(s) is None and b.extent >= k
+               for s, b in enumerate(node.op.info.buffers))
 
 
 def _alloc_length(fgraph, fill, ndim):

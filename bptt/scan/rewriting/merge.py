@@ -256,7 +256,7 @@ def _value_key(v, memo):
 def _merge_key(node, memo):
     """Nodes with equal keys run the same steps (None: never merged)."""
     op, info = node.op, node.op.info
-    if info.buffer_rows or op.stateful:
+    if op.plan.buffer_rows or op.stateful:
         return None
     try:
         steps = _value_key(node.inputs[0], memo)

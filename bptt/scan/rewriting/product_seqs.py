@@ -64,7 +64,7 @@ from ...tensor.rewriting.sizes import shape_keys
 from ...tensor.shape import DimShuffle, Reshape
 from ...tensor.subtensor import getitem
 from ...tensor.type import TensorType
-from ..info import ROW_SUM
+from ..plan import ROW_SUM
 from ..plan import StoragePlan
 from ..op import Scan
 from .pushout import _reversed_source
@@ -142,7 +142,7 @@ def _plan(fgraph, node, j, homes):
     info = node.op.info
     if j in {e for e in node.op.plan.seq_into_buffer if e is not None}:
         return None
-    if any(e is not None and e[0] == j for e in info.nit_sot_sums):
+    if j in node.op.plan.summed_seqs:
         return None
     if _held_by_its_state(node, j, homes) or _holds_stacked_rows(node, j):
         return None
@@ -174,7 +174,7 @@ def _holds_stacked_rows(node, j):
     sequence in chunks would save none of it."""
     op, info = node.op, node.op.info
     row = op.inner_inputs[info.inner_in_seqs[j]]
-    return any(s == j and info.nit_sot_sum(k) is None and
+    return any(s == j and op.plan.nit_sot_sum(k) is None and
                _elementwise_of(op.inner_outputs[info.inner_out_nit_sot[k]], row)
                for k, s in enumerate(op.plan.nit_sot_into_seq))
 
@@ -360,15 +360,15 @@ def _node_without_slots(node, loop, free, replace):
     seqs, inner_seqs, products = ([xs[k] for k in keep] for xs in (seqs, inner_seqs, products))
     if origins is not None:
         origins = [origins[k] for k in keep]
-    sums = _remap_sums(info.nit_sot_sums, index)
+    sums = _remap_sums(op.plan.nit_sot_sums, index)
     into = [None if s is None else index[s] for s in into]
     held = tuple(None if s is None else index[s] for s in op.plan.seq_into_buffer)
     inner_outs = clone_replace(op.inner_outputs, replace)
     states = op.inner_inputs[info.n_seqs:info.inner_in_non_seqs.start]
     outer_states = ins[info.outer_in_seqs.stop:info.outer_in_non_seqs.start]
-    new_info = dataclasses.replace(info, n_seqs=len(seqs), n_non_seqs=len(non_seqs),
-                                   nit_sot_sums=sums)
-    plan = StoragePlan(nit_sot_into_seq=tuple(into), seq_into_buffer=held,
+    new_info = dataclasses.replace(info, n_seqs=len(seqs), n_non_seqs=len(non_seqs))
+    plan = StoragePlan(buffer_rows=op.plan.buffer_rows, nit_sot_sums=sums,
+                       nit_sot_into_seq=tuple(into), seq_into_buffer=held,
                        seq_products=tuple(products))
     new_op = Scan(inner_seqs + states + inner_ns, inner_outs, new_info, seq_origins=origins,
                   output_labels=op.output_labels, profile=op.profile, plan=plan)
@@ -379,7 +379,7 @@ def _node_without_slots(node, loop, free, replace):
 
 
 def _remap_sums(sums, index):
-    """`ScanInfo.nit_sot_sums` with sequence indices through `index` (ROW_SUM kept)."""
+    """`StoragePlan.nit_sot_sums` with sequence indices through `index` (ROW_SUM kept)."""
     return tuple(None if e is None else (e[0] if e[0] == ROW_SUM else index[e[0]], e[1])
                  for e in sums)
 

@@ -129,8 +129,8 @@ def _input_map(fgraph, bwd, fwd):
     sources = {}        # (outer variable, offset) -> forward inner variable
     for j, pos in enumerate(finfo.outer_in_seqs):
         sources[(fwd.inputs[pos], 0)] = fop.inner_inputs[finfo.inner_in_seqs[j]]
-    for buf in finfo.buffers:
-        if buf.kind == "mit_mot" or buf.ring:
+    for s, buf in enumerate(finfo.buffers):
+        if buf.kind == "mit_mot" or fop.plan.buffer_ring(s) is not None:
             continue
         out = fwd.outputs[buf.outer_output]
         for i, off in zip(buf.inner_inputs, buf.in_offsets):

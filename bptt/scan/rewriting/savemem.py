@@ -5,7 +5,7 @@ nit_sots (T rows). When every outer reader of such an output reads only its
 last k rows, the loop needs to keep no more: this pass rebuilds the node so
 
 * a mit_sot / sit_sot buffer is a **ring** of ``max(k, extent + 1)`` rows
-  (`ScanInfo.buffer_rows`; the ring is never shorter than ``extent + 1`` so
+  (`StoragePlan.buffer_rows`; the ring is never shorter than ``extent + 1`` so
   the row a step writes is never one it reads);
 * a nit_sot keeps ``minimum(length, k)`` rows (its length input: the op
   already keeps a nit_sot as a ring of that many rows);
@@ -247,7 +247,7 @@ def _plan(fgraph, node):
     info = node.op.info
     reads = {}
     carries = []
-    for b in info.buffers:
+    for s, b in enumerate(info.buffers):
         out = node.outputs[b.outer_output]
         k = _rows_read(fgraph, out)
         if k is None:
@@ -256,7 +256,7 @@ def _plan(fgraph, node):
             if _is_cotangent_carry(info, b.index):
                 carries.append(b.index)
                 reads[out] = k
-        elif not b.ring:
+        elif node.op.plan.buffer_ring(s) is None:
             reads[out] = k
     for i, j in zip(info.outer_in_nit_sot, info.outer_out_nit_sot):
         k, length = _rows_read(fgraph, node.outputs[j]), node.inputs[i]
@@ -268,11 +268,11 @@ def _plan(fgraph, node):
 
 
 def _new_op(args, buffer_rows):
-    info = dataclasses.replace(args.info, buffer_rows=buffer_rows)
     outs = args.inner_outputs
     labels = [args.labels.get(v, f"inner output {o}") for o, v in enumerate(outs)]
-    return Scan(args.inner_inputs, outs, info, seq_origins=_consistent(args.seq_origins),
-                output_labels=labels, profile=args.profile)
+    return Scan(args.inner_inputs, outs, args.info, seq_origins=_consistent(args.seq_origins),
+                output_labels=labels, profile=args.profile,
+                plan=dataclasses.replace(args.plan, buffer_rows=buffer_rows))
 
 
 def _save_mem_node(fgraph, node):
@@ -297,7 +297,8 @@ def _save_mem_node(fgraph, node):
             _capped.add(args.outer_in_nit_sot[k])
     info = args.info
     outer_outs = args.outer_outputs
-    rings = {node.outputs[b.outer_output]: b.rows for b in old_info.buffers if b.ring}
+    rings = {node.outputs[b.outer_output]: node.op.plan.buffer_ring(s)
+             for s, b in enumerate(old_info.buffers) if node.op.plan.buffer_ring(s) is not None}
     rows = [None] * info.n_states
     for s, b in enumerate(info.buffers):
         out = outer_outs[b.outer_output]

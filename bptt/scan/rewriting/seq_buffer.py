@@ -148,7 +148,7 @@ def buffer_homes(fgraph, node):
         return chosen
     taken = {j for j in node.op.plan.nit_sot_into_seq if j is not None}
     for s, b in enumerate(info.buffers):
-        if b.kind == "mit_mot" or b.extent != 1 or b.ring:
+        if b.kind == "mit_mot" or b.extent != 1 or op.plan.buffer_ring(s) is not None:
             continue
         init = node.inputs[b.outer_input]
         for j in range(info.n_seqs):

@@ -1,13 +1,14 @@
 """State buffers (mit_mot, mit_sot, sit_sot): their allocation, the row each tap reads and
 each output writes, and their trimmed or rotated results.
 
-A state's buffer holds its initial rows, then a row per step. Three storage plans decided
-by the rewrites change that (ScanInfo fields, read here):
+A state's buffer holds its initial rows, then a row per step. Two fields of the op's
+`StoragePlan`, decided by the rewrites, change that:
 
 * a ring (``buffer_rows``, save-mem): only the last rows, in slots modulo its length;
 * a home (``seq_into_buffer``, seq_buffer.py): the initial value's own memory, whose rows
-  after the first hold a sequence, used when the arrays agree at run time;
-* mit_mot buffers are the initial value's copy, read and written at fixed offsets.
+  after the first hold a sequence, used when the arrays agree at run time.
+
+Mit_mot buffers are the initial value's copy, read and written at fixed offsets.
 """
 from __future__ import annotations
 
@@ -21,34 +22,34 @@ from .writer import write_row
 # the loop ends. A while loop (until) rotates its rings after the loop
 # (`ring_in_time_order_call`), and so does a state ring with several initial rows. (A
 # ring is never a home: `StoragePlan.seq_into_buffer` holds whole buffers only.)
-def ring_from_offset(info, s):
-    b = info.buffers[s]
-    return b.ring and b.extent == 1 and not info.as_while
+def ring_from_offset(op, s):
+    return (op.plan.buffer_ring(s) is not None and op.info.buffers[s].extent == 1
+            and not op.info.as_while)
 
 
-def buffer_row(info, s, off):
+def buffer_row(op, s, off):
     """The source of the row of buffer `s` that step t's tap `off` reads or writes."""
-    if ring_from_offset(info, s):
+    if ring_from_offset(op, s):
         return f"(t + {off} + ro{s}) % buf{s}.shape[0]"
     row = f"t + {off}"
-    return f"({row}) % buf{s}.shape[0]" if info.buffers[s].ring else row
+    return f"({row}) % buf{s}.shape[0]" if op.plan.buffer_ring(s) is not None else row
 
 
 def emit_alloc(w, op):
     """Each state's buffer, its initial rows copied in."""
-    info = op.info
-    for s, b in enumerate(info.buffers):
+    for s, b in enumerate(op.info.buffers):
+        ring = op.plan.buffer_ring(s)
         if b.kind == "mit_mot":
             w(1, f"buf{s} = c_copy(init{s})")
-        elif ring_from_offset(info, s):
-            w(1, f"buf{s} = alloc_empty((imin({b.rows}, 1 + n),) + init{s}.shape[1:], "
+        elif ring_from_offset(op, s):
+            w(1, f"buf{s} = alloc_empty((imin({ring}, 1 + n),) + init{s}.shape[1:], "
                  f"init{s}.dtype)")
             # row j in slot (j + ro) % rows: row n, the last, in the last slot
             w(1, f"ro{s} = (buf{s}.shape[0] - 1 - n % buf{s}.shape[0]) % buf{s}.shape[0]")
             w(1, f"copy_into(buf{s}[ro{s}:ro{s} + 1], init{s}[:1])")
         else:
-            # A ring (save-mem, b.rows) never holds more rows than the loop writes.
-            rows = f"{b.extent} + n" if not b.ring else f"imin({b.rows}, {b.extent} + n)"
+            # A ring (save-mem) never holds more rows than the loop writes.
+            rows = f"{b.extent} + n" if ring is None else f"imin({ring}, {b.extent} + n)"
             _emit_buffer(w, op, s, f"buf{s} = alloc_empty(({rows},) + init{s}.shape[1:], "
                                    f"init{s}.dtype)",
                          f"copy_into(buf{s}[:{b.extent}], init{s}[:{b.extent}])")
@@ -79,22 +80,21 @@ def _emit_buffer(w, op, s, alloc, copy):
 
 def emit_writes(w, op, depth):
     """Step t's state outputs written into their buffers."""
-    info = op.info
-    for s, b in enumerate(info.buffers):
+    for s, b in enumerate(op.info.buffers):
         for o, off in zip(b.inner_outputs, b.out_offsets):
-            write_row(w, op, depth, f"buf{s}", buffer_row(info, s, off), o,
+            write_row(w, op, depth, f"buf{s}", buffer_row(op, s, off), o,
                       copy=buffer_aliases_row(op, s))
 
 
 def emit_results(w, op):
     """[each buffer's result as source]: its rows up to the last step run; a ring in time
     order (rotated here where it was not written from an offset)."""
-    info = op.info
     outs = []
-    for s, b in enumerate(info.buffers):
-        if b.ring and not ring_from_offset(info, s):
+    for s, b in enumerate(op.info.buffers):
+        ring = op.plan.buffer_ring(s) is not None
+        if ring and not ring_from_offset(op, s):
             emit_in_time_order(w, f"buf{s}", f"{b.extent} + executed", f"buf{s}.shape[0]")
-        whole = b.kind == "mit_mot" or b.ring
+        whole = b.kind == "mit_mot" or ring
         outs.append(f"buf{s}" if whole else f"buf{s}[:{b.extent} + executed]")
     return outs
 

@@ -1,8 +1,8 @@
 """Nit_sot rows: each nit_sot's output array, a row per step (summed nit_sots are sums.py's).
 
 Allocated before the loop where the row shape is known there (`static_dims`,
-row_shapes.py), else at the first step. Two storage plans decided by the rewrites change
-the rows (ScanInfo fields, read here):
+row_shapes.py), else at the first step. Two storage decisions of the rewrites change the
+rows:
 
 * a ring (a length below n_steps, save-mem): the last rows, in slots modulo the length;
 * a home (``nit_sot_into_seq``, inplace.py): a sequence's own rows, when the arrays agree
@@ -36,7 +36,7 @@ def emit_alloc(w, op, dims):
     """Nit_sot rows: before the loop where `dims` has their row shape, else at the first step."""
     info = op.info
     for k in range(info.n_nit_sot):
-        if info.nit_sot_sum(k) is not None:
+        if op.plan.nit_sot_sum(k) is not None:
             continue    # sums.emit_alloc
         o = info.inner_out_nit_sot[k]
         t = op.inner_outputs[o].type
@@ -75,7 +75,7 @@ def emit_writes(w, op, depth, dims):
     """Step t's nit_sot rows written (allocated first, at step 0, where `dims` lacks them)."""
     info = op.info
     for k, o in enumerate(info.inner_out_nit_sot):
-        if info.nit_sot_sum(k) is not None:
+        if op.plan.nit_sot_sum(k) is not None:
             continue
         w(depth, f"if rows{k} > 0:")
         if k not in dims:
@@ -92,7 +92,7 @@ def emit_results(w, op):
     info = op.info
     outs = []
     for k in range(info.n_nit_sot):
-        if info.nit_sot_sum(k) is not None:
+        if op.plan.nit_sot_sum(k) is not None:
             outs.append(f"sum{k}")
             continue
         if op.plan.nit_sot_seq(k) is None:

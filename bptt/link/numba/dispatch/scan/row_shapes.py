@@ -78,14 +78,13 @@ def emit_zero_step_rows(w, op, ctx, pending):
     the shape the step's inputs give (`row_shapes` with zero rows), and zero sums."""
     if not pending:
         return
-    info = op.info
     lines, dims = row_shapes(op, ctx, pending, zero_rows=True)
     w(1, "if n == 0:")
     for line in lines:
         w(2, line)
     for k in pending:
-        summed = info.nit_sot_sum(k)
-        if info.nit_sot_row_sum(k):   # no step: the sum is zeros (H,)
+        summed = op.plan.nit_sot_sum(k)
+        if op.plan.nit_sot_row_sum(k):   # no step: the sum is zeros (H,)
             w(2, f"sum{k} = alloc_zeros(({dims[k][1]},), sum{k}.dtype)")
         elif summed is not None:   # no step: the sum is zeros (In, H)
             w(2, f"sum{k} = alloc_zeros((seq{summed[0]}.shape[2], {dims[k][1]}), sum{k}.dtype)")

@@ -27,7 +27,7 @@ def step_arg_list(op, seq_row, buffer_row, shared, product_row=None):
         args[i] = seq_row.format(k=k) if e is None else product_row.format(k=k, w=e[0])
     for s, b in enumerate(info.buffers):
         for i, off in zip(b.inner_inputs, b.in_offsets):
-            args[i] = buffer_row.format(s=s, off=off, row=buffers.buffer_row(info, s, off))
+            args[i] = buffer_row.format(s=s, off=off, row=buffers.buffer_row(op, s, off))
     for k, i in enumerate(info.inner_in_shared):
         args[i] = shared.format(k=k)
     for k, i in enumerate(info.inner_in_non_seqs):

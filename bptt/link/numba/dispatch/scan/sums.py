@@ -1,4 +1,4 @@
-"""Summed nit_sots (``ScanInfo.nit_sot_sums``, bptt/scan/rewriting/chunks.py): a nit_sot
+"""Summed nit_sots (``StoragePlan.nit_sot_sums``, bptt/scan/rewriting/chunks.py): a nit_sot
 only ever summed as ``X.T @ Y`` over its steps, or over its rows, is not stored; its step
 values are staged for a chunk of steps and added to the sum with one gemm per chunk.
 
@@ -38,7 +38,7 @@ def groups(op):
     pre-activation say: staged once)."""
     found, first = {}, {}
     for k, o in enumerate(op.info.inner_out_nit_sot):
-        summed = op.info.nit_sot_sum(k)
+        summed = op.plan.nit_sot_sum(k)
         if summed is not None:
             o = first.setdefault(op.inner_outputs[o], o)
             found.setdefault((o, summed[1]), []).append(k)
@@ -81,9 +81,9 @@ def _known_dims(op, dims):
 def emit_alloc(w, op, dims):
     """Each group's rows and each sum, before the loop (placeholders where `_known_dims`
     has no shapes: `_emit_first_step` sets them up)."""
-    info = op.info
+    plan = op.plan
     found = groups(op)
-    seqs = [info.nit_sot_sum(k)[0] for _, ks in found for k in ks if not info.nit_sot_row_sum(k)]
+    seqs = [plan.nit_sot_sum(k)[0] for _, ks in found for k in ks if not plan.nit_sot_row_sum(k)]
     if found:   # column sums read the rows in any order
         w(1, f"ck_rev = seq{seqs[0]}.strides[0] < 0" if seqs else "ck_rev = False")
     known = _known_dims(op, dims)
@@ -97,7 +97,7 @@ def emit_alloc(w, op, dims):
             if alias:
                 w(1, f"stg{g}_alias = False")
             for k in ks:
-                w(1, f"sum{k} = alloc_zeros({'(0,)' if info.nit_sot_row_sum(k) else '(0, 0)'}, "
+                w(1, f"sum{k} = alloc_zeros({'(0,)' if plan.nit_sot_row_sum(k) else '(0, 0)'}, "
                      f"{dt})")
             continue
         d = known[g]
@@ -112,13 +112,13 @@ def emit_alloc(w, op, dims):
         _emit_rows(w, 1, g, home, alias,
                    f"alloc_empty((ck{g}_k, {''.join(f'{a}, ' for a in d)}), {dt})")
         for k in ks:
-            w(1, f"sum{k} = alloc_zeros(({_sum_rows(info, k)}{d[1]},), {dt})")
+            w(1, f"sum{k} = alloc_zeros(({_sum_rows(plan, k)}{d[1]},), {dt})")
 
 
-def _sum_rows(info, k):
+def _sum_rows(plan, k):
     """The leading size of summed nit_sot k's sum: none for a row sum, else In (its
     sequence's columns), as source ending in ', '."""
-    return "" if info.nit_sot_row_sum(k) else f"seq{info.nit_sot_sum(k)[0]}.shape[2], "
+    return "" if plan.nit_sot_row_sum(k) else f"seq{plan.nit_sot_sum(k)[0]}.shape[2], "
 
 
 def _emit_rows(w, d, g, home, alias, staging):
@@ -137,7 +137,7 @@ def _emit_rows(w, d, g, home, alias, staging):
 def emit_step(w, op, d, dims):
     """Step t's value of each group staged (or written to its home), and at a chunk's
     last step the chunk added to each sum."""
-    info = op.info
+    plan = op.plan
     found = groups(op)
     known = _known_dims(op, dims)
     for g, ((o, rows), ks) in enumerate(found):
@@ -164,10 +164,10 @@ def emit_step(w, op, d, dims):
         # cost more than a small step's own work.
         w(d, f"if t % ck{g}_k == ck{g}_k - 1 or t == n - 1:")
         for k in ks:
-            if info.nit_sot_row_sum(k):
+            if plan.nit_sot_row_sum(k):
                 w(d + 1, f"chunk_row_sum_call(sum{k}, ck{g}_y, t, ck{g}_k, ck{g}_home, ck_rev)")
                 continue
-            w(d + 1, f"chunk_product_call(sum{k}, seq{info.nit_sot_sum(k)[0]}, ck{g}_y, t, "
+            w(d + 1, f"chunk_product_call(sum{k}, seq{plan.nit_sot_sum(k)[0]}, ck{g}_y, t, "
                      f"ck{g}_k, ck{g}_home, ck_rev)")
 
 
@@ -184,5 +184,5 @@ def _emit_first_step(w, op, d, g, o, rows, ks, home, alias, found):
     _emit_rows(w, d + 1, g, home, alias,
                f"alloc_empty((ck{g}_k,) + out[{o}].shape, ck{g}_y.dtype)")
     for k in ks:
-        w(d + 1, f"sum{k} = alloc_zeros(({_sum_rows(op.info, k)}out[{o}].shape[1],), "
+        w(d + 1, f"sum{k} = alloc_zeros(({_sum_rows(op.plan, k)}out[{o}].shape[1],), "
                  f"sum{k}.dtype)")
