@@ -86,21 +86,39 @@ def compare(before, after):
     return int(a != b)
 
 
+def _parser():
+    import argparse
+
+    p = argparse.ArgumentParser(
+        description="Dump the numba source generated for a corpus of graphs, or compare "
+                    "two dumps (see the module docstring).")
+    p.add_argument("out", nargs="?", help="the dump to write")
+    p.add_argument("tests", nargs="*", help="test files whose NUMBA graphs join the corpus")
+    p.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
+                   help="compare two dumps instead; exit status 1 if they differ")
+    return p
+
+
 def main(argv):
-    if argv[0] == "--compare":
-        return compare(argv[1], argv[2])
-    out, tests = argv[0], argv[1:]
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.compare:
+        if args.out or args.tests:
+            parser.error("--compare takes two dumps and nothing else")
+        return compare(*args.compare)
+    if not args.out:
+        parser.error("name the dump to write (or --compare BEFORE AFTER)")
     _install()
     _benchmark_graphs()
-    if tests:
+    if args.tests:
         import pytest
 
         pytest.main(["-q", "--no-header", "-p", "no:cacheprovider", "--hypothesis-seed=0"]
-                    + tests)
-    with open(out, "w") as fh:
+                    + args.tests)
+    with open(args.out, "w") as fh:
         for source in sorted(SOURCES):
             fh.write(source.rstrip("\n") + "\n\n# ----\n\n")
-    print(f"{len(SOURCES)} distinct sources -> {out}")
+    print(f"{len(SOURCES)} distinct sources -> {args.out}")
     return 0
 
 
