@@ -283,8 +283,8 @@ class Scan(Op):
     def sequence_error(self, n, seq_lengths):
         """The message for sequences too short for `n` steps (or a negative `n`), else None.
 
-        The messages are `sequence_messages`' templates, which the row-wise push-outs
-        also check outside the loop."""
+        The messages are this module's templates (`taps_too_short` and the others), which
+        the numba loop, the row-wise push-outs and the fill pass format too."""
         label = self.info.label
         for k, o in checked_origins(self.seq_origins):
             rows, need = seq_lengths[k] + o.offset, max(n, 0) + o.span

@@ -230,9 +230,6 @@ def _tapped_fill(taps):
     return [x, n, length], [hs]
 
 
-_TAPS = [(0,), (-1, 0), (-2, 1)]
-
-
 def _error(f, args):
     try:
         f(*args)
@@ -247,13 +244,14 @@ def test_a_fill_read_at_one_tap_is_removed():
 
 
 @pytest.mark.parametrize("mode", ["PY", "NUMBA"])
-@pytest.mark.parametrize("taps", _TAPS)
 @settings(max_examples=12, deadline=None)
 @given(n=st.integers(-1, 5), length=st.integers(0, 7))
-def test_a_tapped_fill_too_short_gives_the_loop_message(taps, mode, n, length):
-    before, after = _functions(("tapped", taps), lambda: _tapped_fill(taps), mode)
+def test_a_too_short_user_fill_gives_the_loop_message(mode, n, length):
+    """The pass drops a fill read at tap 0 (at other taps its slices have symbolic steps
+    and the loop keeps reading it); its check words the error as the loop does."""
+    before, after = _functions("user fill", lambda: _tapped_fill((0,)), mode)
     args = (np.ones((6, 2)), np.int32(n), np.int32(length))
     want, got = _error(before, args), _error(after, args)
-    assert got == want, (taps, n, length)
+    assert got == want, (n, length)
     if want is None:
-        assert_close(after(*args), before(*args), f"taps {taps}")
+        assert_close(after(*args), before(*args), "user fill")

@@ -112,7 +112,7 @@ def _length_check(args, k, slices, x):
     its taps and ``n_steps + span`` when `k` holds all of the user's rows (its origin's
     offset is 0; with one tap, ``span`` is 0 too), the outer sequence's rows otherwise."""
     n_steps, rows = args.n_steps, fill_length(slices)
-    label = f"scan {args.name!r}" if args.name else "scan"    # as ScanInfo.label
+    label = args.info.label
     o = args.seq_origins[k]
     if o is None or o.offset != 0:
         return check(x, ge(rows, n_steps), sequence_too_short(label, k), rows, n_steps)
