@@ -285,7 +285,7 @@ class DimShuffle(Op):
         output_storage[0][0] = y
 
     def L_op(self, inputs, outputs, output_grads):
-        (x,), (g,) = inputs, output_grads
+        (g,) = output_grads
         # Sum over inserted axes, then undo the permutation and restore dropped axes.
         inserted = tuple(i for i, o in enumerate(self.new_order) if o == "x")
         from .math import Sum

@@ -2,7 +2,6 @@
 when its work is bounded by a small constant, and no build allocates a huge array."""
 import time
 
-import numpy as np
 
 import bptt
 import bptt.tensor as T

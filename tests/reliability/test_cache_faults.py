@@ -7,7 +7,6 @@ still compiles. Process-level tests fill a cache in a fresh process, damage
 it, and run a second process on it (the damage used to crash or abort it).
 """
 import errno
-import io
 import json
 import os
 import pathlib

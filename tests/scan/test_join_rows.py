@@ -29,7 +29,7 @@ import bptt
 import bptt.tensor as T
 from bptt.tensor.basic import Alloc, Join
 from bptt.tensor.elemwise import Elemwise
-from bptt.tensor.subtensor import IncSubtensor, SliceSpec, Subtensor
+from bptt.tensor.subtensor import IncSubtensor, Subtensor
 
 from ..helpers import lstm_step
 from .test_fill_sequences import (LSTM_CONFIGS, _lstm, _lstm_data,

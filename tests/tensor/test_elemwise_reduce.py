@@ -143,7 +143,6 @@ def test_compiled_loop_matches_the_two_loops_and_accumulates_float32_in_float64(
 
 
 def test_gradient_is_the_chained_gradient():
-    a, m = T.matrix("a"), T.matrix("m")
     for reduce in (Sum((1,)), Max((0,))):
         op = ElemwiseReduce(reduce, Elemwise(Mul()))
         rng = np.random.default_rng(0)

@@ -23,7 +23,6 @@ from bptt.tensor.basic import Alloc, alloc
 from bptt.tensor.elemwise import Elemwise
 from bptt.tensor.math import Sum
 from bptt.tensor.rewriting import canonical_rewriters, merge, shape_rewriters
-from bptt.tensor.rewriting import canonicalize as canon
 from bptt.tensor.shape import DimShuffle
 from bptt.tensor.subtensor import IncSubtensor, Subtensor
 

@@ -99,6 +99,6 @@ def _check(op, node, ctx):
     the message in Python."""
     values = "".join(f", {{{i}}}" for i in range(2, len(node.inputs)))
     message = op.message.replace("{", "{{").replace("}", "}}")   # a template in a template
-    return "\n".join([f"if not {{1}}:",
+    return "\n".join(["if not {1}:",
                       f"    raise ValueError({message!r}{values})",
                       "{0}"])
