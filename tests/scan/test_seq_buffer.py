@@ -10,7 +10,8 @@ direction, and its gradients reading the trace) equal with the pass excluded, PY
 NUMBA, hypothesis over T, B, |n_steps| <= T (0 and negative) and values; the loop's
 buffer IS the product's memory (checked on the raw outputs); a row shape that differs at
 run time keeps fresh rows; the two new ops on sizes 0, row shapes that differ and sizes
-that do not fit.
+that do not fit; an initial state that is a constant of the graph (a read-only global in
+the generated module), on both of HeadRows' branches, against a NumPy loop.
 """
 from __future__ import annotations
 
@@ -206,3 +207,60 @@ def test_product_rows_and_head_rows(mode, m, b, h, hb, rows, minus):
     same = rows >= 1 and (hb, h) == expected.shape[1:]
     np.testing.assert_array_equal(first[:1] if same else first, head[:1] if same else head)
     assert first.shape[0] == (1 + len(expected) if same else rows)
+
+
+# -- an initial state that is a constant of the graph ------------------------------------------
+# numba types a constant of the generated module as a read-only global; the loop may take
+# HeadRows' result as its buffer, so that result must stay writable on both branches.
+_H = 3
+_CONSTANT_INITS = {"zeros": (lambda: T.zeros((_H,)), np.zeros(_H)),
+                   "values": (lambda: T.constant(np.array([0.5, -1.0, 2.0])),
+                              np.array([0.5, -1.0, 2.0]))}
+
+
+def _constant_init_graph(init, gates):
+    """An RNN (gates=False: the product is as wide as the state, HeadRows is the rows) or a
+    gated step (gates=True: the product is twice as wide and sliced, HeadRows is the head)
+    over X from a constant initial state; the RNN with its loss and gradient too."""
+    X, U = T.matrix("X"), T.matrix("U")
+
+    def step(x, h, U):
+        p = T.dot(x, U)          # pushed out of the loop: a product read as a sequence
+        return T.tanh(p[:_H] + p[_H:] * h) if gates else T.tanh(p + h)
+
+    hs, _ = bptt.scan(step, sequences=X, outputs_info=_CONSTANT_INITS[init][0](),
+                      non_sequences=[U])
+    if gates:           # (the gradient's loop would read the product: no flag)
+        return [X, U], [hs]
+    loss = (hs ** 2).sum()
+    return [X, U], [hs, loss, bptt.grad(loss, U)]
+
+
+def _constant_init_reference(x, u, h, gates):
+    hs = []
+    for p in x @ u:
+        h = np.tanh(p[:_H] + p[_H:] * h) if gates else np.tanh(p + h)
+        hs.append(h)
+    return np.reshape(hs, (len(x), _H))
+
+
+_CONSTANT_CACHE = {}
+
+
+@pytest.mark.parametrize("mode", ["PY", "NUMBA"])
+@pytest.mark.parametrize("gates", [False, True])
+@pytest.mark.parametrize("init", sorted(_CONSTANT_INITS))
+@given(t=st.integers(0, 4), seed=st.integers(0, 2 ** 16))
+def test_a_constant_initial_state(mode, gates, init, t, seed):
+    key = (mode, gates, init)
+    if key not in _CONSTANT_CACHE:
+        ins, outs = _constant_init_graph(init, gates)
+        assert _flagged(rewritten(ins, outs))
+        _CONSTANT_CACHE[key] = compiled(ins, outs, mode), compiled(ins, outs, "PY", PASS)
+    after, before = _CONSTANT_CACHE[key]
+    rng = np.random.default_rng(seed)
+    x, u = rng.standard_normal((t, 2)), 0.5 * rng.standard_normal((2, 2 * _H if gates else _H))
+    got = after(x, u)
+    assert_close(got, before(x, u), f"{mode} {init} gates={gates}")
+    h0 = _CONSTANT_INITS[init][1]
+    np.testing.assert_allclose(got[0], _constant_init_reference(x, u, h0, gates), rtol=1e-12)

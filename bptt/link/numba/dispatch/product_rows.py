@@ -33,8 +33,12 @@ def _head_rows(op, node, ctx):
     nd = node.outputs[0].ndim
     p = ctx.fresh("hr")
     same = "".join(f" and {{0}}.shape[{d}] == {{1}}.shape[{d}]" for d in range(1, nd))
+    # The copy keeps the result writable: the scan may take it as its buffer, and a
+    # head that is a constant of the module is a read-only global to numba (the two
+    # branches must unify to one type). It copies the head's few rows only when the
+    # shapes differ, where the scan allocates a buffer of its own anyway.
     return "\n".join([f"if {{1}}.shape[0] >= {op.k}{same}:",
                       f"    {p} = {{0}}",
                       "else:",
-                      f"    {p} = {{1}}",
+                      f"    {p} = {{1}}.copy()",
                       p])
