@@ -93,7 +93,28 @@ def build(prog, values, inputs=None):
     if prog.shared is not None:
         shared = bptt.shared(np.array(values["shared"]), name="sh")
     passed = [v for v, n in zip(non_seqs, prog.non_seqs) if n.passed]
+    n_steps, n_var = _n_steps(prog)
+    sequences = [dict(input=u, taps=list(s.taps)) for u, s in zip(seqs, prog.seqs)]
+    outs, updates = bptt.scan(
+        _step_function(prog, non_seqs, shared), sequences=sequences,
+        outputs_info=_outputs_info(prog, inits), non_sequences=passed, n_steps=n_steps,
+        truncate_gradient=prog.truncate, go_backwards=prog.go_backwards, name="oracle",
+        return_list=True)
+    returned, cost = _returned_and_cost(prog, outs)
+    if prog.twin is not None:
+        twin, _ = bptt.scan(
+            _twin_function(prog, non_seqs), sequences=sequences, non_sequences=passed,
+            n_steps=n_steps, go_backwards=prog.go_backwards, name="twin")
+        returned.append(twin)
+        cost = cost + 0.25 * T.sum(twin * twin)
+    all_inputs = floats + ([n_var] if n_var is not None else [])
+    picked = list(range(len(floats))) if prog.wrt is None else list(prog.wrt)
+    return Built(all_inputs, outs, returned, dict(updates), shared, cost,
+                 [floats[i] for i in picked], picked)
 
+
+def _step_function(prog, non_seqs, shared):
+    """The step: sequence taps, output taps, then the passed non-sequences."""
     def step(*args):
         args, env = list(args), {}
         for i, s in enumerate(prog.seqs):
@@ -114,29 +135,47 @@ def build(prog, values, inputs=None):
             cond = T.gt(T.sum(build_expr(prog.until[0], env)), prog.until[1])
             result.append(bptt.until(cond))
         return tuple(result) if len(result) > 1 else outs
+    return step
 
-    outputs_info = []
+
+def _twin_function(prog, non_seqs):
+    """The twin loop's step: the same sequences and non-sequences, no state."""
+    def twin_step(*args):
+        args, env = list(args), {}
+        for i, s in enumerate(prog.seqs):
+            for k in s.taps:
+                env[f"s{i}@{k}"] = args.pop(0)
+        for m, (v, n) in enumerate(zip(non_seqs, prog.non_seqs)):
+            env[f"n{m}"] = args.pop(0) if n.passed else v
+        return build_expr(prog.twin, env)
+    return twin_step
+
+
+def _n_steps(prog):
+    """scan's n_steps, and the symbolic input that gives it (or None)."""
+    if prog.n_steps is None:
+        return None, None
+    if prog.n_steps[0] == "const":
+        return prog.n_steps[1], None
+    n = T.lscalar("n_steps")
+    return n, n
+
+
+def _outputs_info(prog, inits):
+    info = []
     for o, x in zip(prog.outs, inits):
         if o.kind == "nit_sot":
-            outputs_info.append(None)
+            info.append(None)
         elif o.kind == "sit_sot":
-            outputs_info.append(x)
+            info.append(x)
         else:
-            outputs_info.append(dict(initial=x, taps=list(o.taps)))
-    n_var = None
-    if prog.n_steps is None:
-        n_steps = None
-    elif prog.n_steps[0] == "const":
-        n_steps = prog.n_steps[1]
-    else:
-        n_var = n_steps = T.lscalar("n_steps")
-    outs, updates = bptt.scan(
-        step, sequences=[dict(input=u, taps=list(s.taps)) for u, s in zip(seqs, prog.seqs)],
-        outputs_info=outputs_info, non_sequences=passed, n_steps=n_steps,
-        truncate_gradient=prog.truncate, go_backwards=prog.go_backwards, name="oracle",
-        return_list=True)
-    returned = []
-    cost = 0.0
+            info.append(dict(initial=x, taps=list(o.taps)))
+    return info
+
+
+def _returned_and_cost(prog, outs):
+    """What the function returns of each output (all rows or the last), and the cost."""
+    returned, cost = [], 0.0
     for j, (o, y) in enumerate(zip(prog.outs, outs)):
         if o.use == "none":
             continue
@@ -144,24 +183,7 @@ def build(prog, values, inputs=None):
         if o.use != "cost":
             returned.append(r)
         cost = cost + _cost_term(prog.cost, j, r)
-    if prog.twin is not None:
-        def twin_step(*args):
-            args, env = list(args), {}
-            for i, s in enumerate(prog.seqs):
-                for k in s.taps:
-                    env[f"s{i}@{k}"] = args.pop(0)
-            for m, (v, n) in enumerate(zip(non_seqs, prog.non_seqs)):
-                env[f"n{m}"] = args.pop(0) if n.passed else v
-            return build_expr(prog.twin, env)
-        twin, _ = bptt.scan(
-            twin_step, sequences=[dict(input=u, taps=list(s.taps)) for u, s in zip(seqs, prog.seqs)],
-            non_sequences=passed, n_steps=n_steps, go_backwards=prog.go_backwards, name="twin")
-        returned.append(twin)
-        cost = cost + 0.25 * T.sum(twin * twin)
-    all_inputs = floats + ([n_var] if n_var is not None else [])
-    picked = list(range(len(floats))) if prog.wrt is None else list(prog.wrt)
-    return Built(all_inputs, outs, returned, dict(updates), shared, cost,
-                 [floats[i] for i in picked], picked)
+    return returned, cost
 
 
 def _cost_term(kind, j, r):

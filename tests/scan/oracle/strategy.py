@@ -154,9 +154,8 @@ def _shape(draw, ranks=(0, 1, 2)):
     return draw(st.sampled_from([s for r in ranks for s in RANK_SHAPES[r]]))
 
 
-@st.composite
-def programs(draw, restrict=(), max_depth=3, seed=None):
-    """A random `Program`; `restrict` names entries of `RESTRICTIONS` to leave out."""
+def _inputs(draw, restrict):
+    """The sequences and non-sequences, and whether the first output is an RNN's state."""
     tap_range = (-3, 0) if "no_future_taps" in restrict else (-3, 3)
     taps = st.lists(st.integers(*tap_range), min_size=1, max_size=3, unique=True)
     if "known_bug_taps" in restrict:
@@ -177,7 +176,11 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
         non_seqs = [NonSeq(("H", "H")), NonSeq(("H", "H")), NonSeq(("H",))] + \
             [dataclasses.replace(n, source=n.source + 3) if isinstance(n.source, int) else n
              for n in non_seqs]
-    non_seqs = tuple(non_seqs)
+    return seqs, tuple(non_seqs), rnn
+
+
+def _state_layout(draw, seqs, non_seqs, rnn):
+    """Each output's kind, taps and shape, and the leaves a step expression may read."""
     kinds = draw(st.lists(st.sampled_from(["mit_sot", "sit_sot", "nit_sot"]), min_size=1,
                           max_size=3))
     if rnn:
@@ -207,19 +210,27 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
             leaves.setdefault(shapes[-1], set()).add(f"o{j}@{k}")
     reach = sorted(reachable(leaves))
     shapes = [draw(st.sampled_from(reach)) if s is None else s for s in shapes]
-    nest = "no_nest" not in restrict and draw(st.integers(0, 4)) == 0
-    gen = _Gen(draw, leaves, nest)
+    return non_seqs, kinds, taps, shapes, leaves, reach
+
+
+def _rnn_output(draw, e, s):
+    """The RNN's state: tanh(x_t @ U + h @ W + b), plus `e` half of the time."""
+    leaf = lambda name, shape: E("leaf", (), name, shape)  # noqa: E731
+    pre = E("add", (E("dot", (leaf("s0@0", s), leaf("n1", ("H", "H"))), None, s),
+                    E("dot", (leaf("o0@-1", s), leaf("n0", ("H", "H"))), None, s)), None, s)
+    pre = E("add", (pre, leaf("n2", ("H",))), None, s)
+    if draw(st.booleans()):
+        pre = E("add", (pre, e), None, s)
+    return E("tanh", (pre,), None, s)
+
+
+def _outputs(draw, gen, kinds, taps, shapes, rnn, max_depth):
+    """Each output's step expression and what the function does with its rows."""
     outs = []
     for j, (kind, t, s) in enumerate(zip(kinds, taps, shapes)):
         e = gen.expr(s, draw(st.integers(1, max_depth)))
         if rnn and j == 0:
-            leaf = lambda name, shape: E("leaf", (), name, shape)  # noqa: E731
-            pre = E("add", (E("dot", (leaf("s0@0", s), leaf("n1", ("H", "H"))), None, s),
-                            E("dot", (leaf("o0@-1", s), leaf("n0", ("H", "H"))), None, s)), None, s)
-            pre = E("add", (pre, leaf("n2", ("H",))), None, s)
-            if draw(st.booleans()):
-                pre = E("add", (pre, e), None, s)
-            outs.append(Out(kind, t, s, E("tanh", (pre,), None, s),
+            outs.append(Out(kind, t, s, _rnn_output(draw, e, s),
                             draw(st.sampled_from(["all", "last", "cost", "cost"]))))
             continue
         if t and draw(st.integers(0, 3)) > 0:     # a state mostly reads its own last tap
@@ -232,6 +243,12 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
     nits = [o for o in outs if o.kind == "nit_sot"]
     if nits and draw(st.integers(0, 5)) == 0:     # two outputs storing the same rows
         outs.append(dataclasses.replace(draw(st.sampled_from(nits)), use="all"))
+    return outs
+
+
+def _steps(draw, restrict, seqs, outs):
+    """n_steps, the steps the sequences allow, and whether the loop may run backwards;
+    `outs` is adjusted so that the function returns something it can compute."""
     n_opts = ["const", "sym"] + (["auto", "auto", "auto"] if seqs else [])
     n_kind = draw(st.sampled_from(n_opts))
     backwards_ok = "no_backwards" not in restrict
@@ -246,6 +263,11 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
         outs = [dataclasses.replace(o, use="all") if o.use == "last" else o for o in outs]
     if all(o.use in ("none", "cost") for o in outs) and not any(o.use == "cost" for o in outs):
         outs[0] = dataclasses.replace(outs[0], use="all")
+    return n_steps, steps, backwards_ok, outs
+
+
+def _extras(draw, restrict, gen, leaves, reach, seqs):
+    """An until condition, a shared variable's update and a twin loop, each or none."""
     until = None
     if "no_until" not in restrict and draw(st.integers(0, 3)) == 0:
         until = (gen.expr(draw(st.sampled_from(reach)), 2), draw(st.sampled_from([-0.5, 0.0, 0.5])))
@@ -262,6 +284,19 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
     if seqs and draw(st.integers(0, 4)) == 0:
         g3 = _Gen(draw, seq_leaves, False)
         twin = g3.expr(draw(st.sampled_from(sorted(reachable(seq_leaves)))), 2)
+    return until, shared, twin
+
+
+@st.composite
+def programs(draw, restrict=(), max_depth=3, seed=None):
+    """A random `Program`; `restrict` names entries of `RESTRICTIONS` to leave out."""
+    seqs, non_seqs, rnn = _inputs(draw, restrict)
+    non_seqs, kinds, taps, shapes, leaves, reach = _state_layout(draw, seqs, non_seqs, rnn)
+    nest = "no_nest" not in restrict and draw(st.integers(0, 4)) == 0
+    gen = _Gen(draw, leaves, nest)
+    outs = _outputs(draw, gen, kinds, taps, shapes, rnn, max_depth)
+    n_steps, steps, backwards_ok, outs = _steps(draw, restrict, seqs, outs)
+    until, shared, twin = _extras(draw, restrict, gen, leaves, reach, seqs)
     n_float = len(seqs) + sum(o.kind != "nit_sot" for o in outs) + \
         sum(n.source == "input" for n in non_seqs)
     wrt = None
@@ -273,8 +308,8 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
         e = outs[0].expr.args[0]
         outs[0] = dataclasses.replace(outs[0], expr=E("tanh", (e.args[0],), None, e.shape))
     return Program(
-        wrt=wrt, cost=cost, twin=twin, seqs=seqs, outs=tuple(outs), non_seqs=non_seqs, n_steps=n_steps, steps=steps,
-        go_backwards=backwards_ok and draw(st.booleans()),
+        wrt=wrt, cost=cost, twin=twin, seqs=seqs, outs=tuple(outs), non_seqs=non_seqs,
+        n_steps=n_steps, steps=steps, go_backwards=backwards_ok and draw(st.booleans()),
         truncate=draw(st.sampled_from([-1, -1, -1, 1, 2])), until=until, shared=shared,
         sizes=(draw(st.integers(1, 3)), draw(st.integers(1, 3))),
         seed=draw(st.integers(0, 2**31 - 1)) if seed is None else seed)
