@@ -63,13 +63,13 @@ def time_steps(step, data):
     return 1e3 * statistics.median(times)
 
 
-def child_bptt(args):
+def build_bptt(args):
+    """The bptt training step ``step(x, y) -> loss`` for `args` (compiled)."""
     import bptt
     import bptt.nn as nn
     import bptt.tensor as T
 
     dt = args.dtype
-    t0, c0 = time.perf_counter(), time.process_time()
     emb = nn.Embedding(args.V, args.E, rng=0, dtype=dt)
     lstm = nn.LSTM(args.E, args.H, rng=1, dtype=dt)
     out = nn.Dense(args.H, args.V, rng=2, dtype=dt)
@@ -82,13 +82,11 @@ def child_bptt(args):
     grads = nn.clip_by_global_norm(bptt.grad(loss, params), 1.0)
     updates = nn.adam(grads, params, 1e-3)
     updates[h], updates[c] = h_n, c_n
-    step = bptt.function([x, y], loss, updates=updates)
-    compile_s, compile_cpu = time.perf_counter() - t0, time.process_time() - c0
-    return dict(compile_s=compile_s, compile_cpu_s=compile_cpu,
-                step_ms=time_steps(step, batches(args, args.steps + 3)), peak_mb=peak_mb())
+    return bptt.function([x, y], loss, updates=updates)
 
 
-def child_torch(args):
+def build_torch(args):
+    """The PyTorch training step ``step(x, y) -> loss`` for `args` (one thread)."""
     import torch
 
     torch.set_num_threads(1)
@@ -113,6 +111,19 @@ def child_torch(args):
         state = [h_n.detach(), c_n.detach()]
         return loss.item()
 
+    return step
+
+
+def child_bptt(args):
+    t0, c0 = time.perf_counter(), time.process_time()
+    step = build_bptt(args)
+    compile_s, compile_cpu = time.perf_counter() - t0, time.process_time() - c0
+    return dict(compile_s=compile_s, compile_cpu_s=compile_cpu,
+                step_ms=time_steps(step, batches(args, args.steps + 3)), peak_mb=peak_mb())
+
+
+def child_torch(args):
+    step = build_torch(args)
     return dict(step_ms=time_steps(step, batches(args, args.steps + 3)), peak_mb=peak_mb())
 
 

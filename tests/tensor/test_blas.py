@@ -12,7 +12,7 @@ from bptt.scan.op import Scan
 from bptt.tensor.blas import Gemm, gemm
 from bptt.tensor.math import Dot
 from bptt.tensor.rewriting.blas import gemm_inplace_pass, gemm_pass
-from tests.helpers import excluding
+from tests.helpers import excluding, without_rewrites
 from tests.strategies import assert_same, check_infer_shape
 
 DTYPES = ["float64", "float32"]
@@ -301,3 +301,45 @@ def test_rnn_scan_gradient_with_gemm_in_steps():
         assert len(products) == 1 and isinstance(products[0], Dot), op.info.label
     forward = toposort(scans[0].inner_outputs, blockers=scans[0].inner_inputs)
     assert len(forward) == 2     # the Dot, and one elementwise loop: tanh(x_t @ U + h @ W)
+
+
+# -- transpose_of_product: dot(x, y).T -> dot(y.T, x.T) ------------------------------------
+
+def _transposes_of_products(f):
+    return [n for n in f.fgraph.toposort() if type(n.op).__name__ == "DimShuffle"
+            and n.inputs[0].owner is not None and isinstance(n.inputs[0].owner.op, Dot)]
+
+
+def test_a_transposed_product_is_a_product_of_transposes():
+    x, y, m = T.matrix("x"), T.matrix("y"), T.matrix("m")
+    g = T.dot(x.T, y).T                     # the gradient of W in x @ W.T
+    f = bptt.function([x, y, m], [m * 0.9 + g * 0.1], mode="PY")
+    assert not _transposes_of_products(f)
+    (product,) = [n for n in f.fgraph.toposort() if isinstance(n.op, (Dot, Gemm))]
+    assert "x" in [v.name for v in product.inputs]   # dot(y.T, x) (in a Gemm): x as it is
+    # read elsewhere too, the product is computed anyway and its transpose is a view
+    kept = bptt.function([x, y], [T.dot(x, y).T, T.dot(x, y)], mode="PY")
+    assert len(_transposes_of_products(kept)) == 1
+
+
+@given(seed=st.integers(0, 2 ** 16), m=st.integers(0, 5), k=st.integers(0, 5),
+       n=st.integers(0, 5))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_transposed_products_equal_the_graph_without_rewrites(mode, dtype, seed, m, k, n):
+    x, y = T.matrix("x", dtype=dtype), T.matrix("y", dtype=dtype)
+    v = T.vector("v", dtype=dtype)
+    outs = [T.dot(x, y).T, T.dot(x, y).T * 2 + 1, T.dot(y.T, x.T).T, T.dot(T.dot(x, y).T, v)]
+    key = ("transposed", mode, dtype)
+    if key not in _COMPILED:
+        with without_rewrites():
+            reference = bptt.function([x, y, v], outs, mode="PY")
+        _COMPILED[key] = reference, bptt.function([x, y, v], outs, mode=mode)
+    reference, f = _COMPILED[key]
+    rng = np.random.default_rng(seed)
+    args = [rng.standard_normal(s).astype(dtype) for s in ((m, k), (k, n), (m,))]
+    for got, want in zip(f(*args), reference(*args)):
+        assert_same(got, want, scale=k + 1)
+        assert got.flags.c_contiguous or got.ndim < 2 or 0 in got.shape or mode == "PY"
+
+
+_COMPILED = {}

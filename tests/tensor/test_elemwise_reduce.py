@@ -20,6 +20,7 @@ from bptt.tensor.elemwise import Elemwise
 from bptt.tensor.elemwise_reduce import ElemwiseReduce
 from bptt.tensor.math import Dot, Max, Reduce, Sum
 from bptt.tensor.scalar_ops import Mul
+from bptt.link.numba.dispatch.elemwise_reduce import reduce_loop_source
 
 from ..helpers import excluding
 from ..strategies import assert_same
@@ -172,3 +173,42 @@ def test_a_step_graph_reduces_in_one_loop_too():
         want.append((hh * x[t]).sum(axis=1))
     for got in results:
         assert_same(got, np.array(want))
+
+
+P = T.tensor("float32", shape=(None, None), name="p")
+Q = T.tensor("float32", shape=(None, None), name="q")
+# Sums over every axis whose first input is a transposed view: the compiled loop visits
+# the axes in reverse, every input's strides reversed with them (elemwise_reduce.py).
+TRANSPOSED = [(P.T * P.T).sum(), (P.T * Q).sum(), (Q - P.T).sum(),
+              (T.tanh(X.dimshuffle(2, 1, 0)) * 2).sum()]
+
+
+def _transposed_np(p, q, x):
+    w = np.float64
+    return [(p.T * p.T).sum(dtype=w), (p.T * q).sum(dtype=w), (q - p.T).sum(dtype=w),
+            (np.tanh(x.transpose(2, 1, 0)) * 2).sum(dtype=w)]
+
+
+@given(st.integers(0, 5), st.integers(0, 6), st.integers(0, 2**32 - 1))
+def test_sums_of_transposed_views_equal_numpy(mode, m, n, seed):
+    key = ("transposed", mode)
+    if key not in _FUNCTIONS:
+        _FUNCTIONS[key] = bptt.function([P, Q, X], TRANSPOSED, mode=mode)
+    rng = np.random.default_rng(seed)
+    p = rng.standard_normal((m, n)).astype("float32")
+    q = (rng.standard_normal((n, m)) * 3).astype("float32")
+    x = rng.standard_normal((m, n, 3)).astype("float32")
+    for k, (got, want) in enumerate(zip(_FUNCTIONS[key](p, q, x), _transposed_np(p, q, x))):
+        assert_same(got, want.astype("float32"), scale=np.sum(np.abs(q)) * 4 + x.size * 2 + 1,
+                    what=str(k))
+
+
+def test_only_a_sum_over_every_axis_reverses_its_axes():
+    f = bptt.function([P, Q, X], TRANSPOSED + [(P.T + Q).sum(axis=0)], mode="PY")
+    nodes = [n for n in f.fgraph.toposort() if isinstance(n.op, ElemwiseReduce)]
+    sources = {n.outputs[0].ndim: [] for n in nodes}
+    for n in nodes:
+        sources[n.outputs[0].ndim].append(reduce_loop_source(n.op, n))
+    assert len(sources[0]) == len(TRANSPOSED)
+    assert all("abs(e0[0]) < abs(e0[" in s for s in sources[0]), sources[0]
+    assert not any("abs(" in s for s in sources[1]), sources[1]

@@ -19,6 +19,19 @@ part of that loop, which reads z once and writes into the product's buffer (the
 forward RNN step ``tanh(xU_t + h @ W + b)``: one pass over B x H fewer per step, and
 no out-of-place gemm to compile).
 
+`transpose_of_product` (a canonical rewrite) writes a transposed product
+used nowhere else as the product of the transposed operands::
+
+    dot(x, y).T   -> dot(y.T, x.T)
+
+The reverse sweep makes the first form for every weight used transposed
+(``h @ W.T``: ``g_W = (h.T @ g_y).T``). BLAS reads a transposed operand through
+its flags at no cost, so the second form is the same product, and its result
+is stored in row order: the elementwise loops after it (clipping, the
+optimizer's update) read it in memory order, not one cache line per element
+(benchmarks/notes.md). Values are equal to rounding (BLAS may block the sum
+over the inner dimension differently).
+
 `gemm_inplace` runs after every other rewrite and sets ``inplace`` on a
 Gemm whose `z` is a matrix computed in this graph into a fresh buffer (by a
 Dot, a Gemm or an elementwise loop), read by nothing but this Gemm (not an
@@ -28,11 +41,12 @@ overwritten.
 """
 from __future__ import annotations
 
-from ...graph.rewriting import InToOut, node_rewriter
+from ...graph.rewriting import InToOut, can_replace, node_rewriter
 from ..blas import FLOATS, Gemm, gemm_inplace as _gemm_inplace_op, gemm_no_inplace
 from ..elemwise import Elemwise
 from ..math import Dot, add
 from ..scalar_ops import Add, Mul, Neg
+from ..shape import DimShuffle
 from ..type import constant
 from .aliasing import fresh
 
@@ -121,6 +135,21 @@ def _fresh(var):
     if node is None or var.ndim != 2:
         return False
     return isinstance(node.op, (Dot, Gemm)) or fresh(var)
+
+
+@node_rewriter([DimShuffle])
+def transpose_of_product(fgraph, node):
+    """``dot(x, y).T`` -> ``dot(y.T, x.T)`` for matrices, when only the transpose reads
+    the product (module docstring)."""
+    product = node.inputs[0]
+    if node.op.new_order != (1, 0) or product.owner is None \
+            or not isinstance(product.owner.op, Dot) or not _only_reader(fgraph, product, node):
+        return None
+    x, y = product.owner.inputs
+    if x.ndim != 2 or y.ndim != 2:
+        return None
+    new = Dot()(DimShuffle(2, (1, 0))(y), DimShuffle(2, (1, 0))(x))
+    return [new] if can_replace(node.outputs[0], new) else None
 
 
 @node_rewriter([gemm_no_inplace])

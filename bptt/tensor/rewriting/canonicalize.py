@@ -9,6 +9,7 @@ are stacked on views. Each rewrite here removes one such pattern:
   operands already give the output's dtype and (provably) shape;
 * ``-(-x)`` -> x;
 * ``DimShuffle(DimShuffle(x))`` -> one DimShuffle; an identity DimShuffle -> x;
+  ``dot(x, y).T`` -> ``dot(y.T, x.T)`` (`blas.transpose_of_product`);
 * ``cast(x, x.dtype)`` -> x;
 * ``x ** 1`` -> x and ``x ** 2`` -> ``x * x`` (floats; the gradient of ``x ** 2``
   is ``2 * x ** 1``);
@@ -458,10 +459,11 @@ def canonical_rewriters():
     """The algebraic rewrites, in the order they are tried on a node (with the
     indexing ones of `subtensor`: the scan gradient's step simplification runs
     this list, not the pass list)."""
+    from .blas import transpose_of_product
     from .subtensor import subtensor_rewriters
 
     return [mul_by_one, add_zero, neg_neg, useless_cast, dimshuffle_of_dimshuffle,
-            useless_dimshuffle, pow_small_int, switch_constant_condition,
+            useless_dimshuffle, transpose_of_product, pow_small_int, switch_constant_condition,
             switch_same_branches, elemwise_of_broadcast, add_of_incs_into_zeros, mul_constants,
             sum_of_length_one_axes] + [rw for rw in [_write_of_whole_rewriter()] if rw] \
         + subtensor_rewriters()

@@ -29,9 +29,14 @@ accumulator made the loop a chain of dependent float64 adds, which does not
 vectorize (benchmarks/notes.md); the order of the additions
 differs from the two loops', so a float64 total is equal to rounding (as
 NumPy's pairwise sum is), and a float32 total, added in float64, all but
-always identical. A max or min starts from -inf/+inf
-(the dtype's extreme for integers), keeps NaN as NumPy does and, like NumPy,
-refuses to reduce zero elements.
+always identical. When the first input's memory runs along its first axis
+(a transposed weight gradient, as clipping by the global norm sums its
+squares) and every input spans every axis, that sum visits the axes in
+reverse order (lanes along the first axis): in C order the loop would read
+a new cache line for every element and not vectorize (benchmarks/notes.md has
+the figures). A max or min starts from -inf/+inf (the dtype's extreme for
+integers), keeps NaN as NumPy does and, like NumPy, refuses to reduce zero
+elements.
 """
 from __future__ import annotations
 
@@ -87,11 +92,13 @@ def reduce_loop_source(op, node):
     # of them vectorizes (see the module docstring).
     lanes = kind is Sum and not kept
     rows = [nd - 1] if lanes else kept
-    lines.append(f"    out = alloc_full(({''.join(f'd{d}, ' for d in rows)}), {start}, "
-                 f"{np_dtype(adt)})" if rows else f"    out = {start}")
     lines += [f"    x{k} = i{k}" for k, v in enumerate(ins) if v.ndim == 0 and first[k] == k]
     lines += [f"    f{k}, o{k}, e{k} = elem_view(i{k})" for k, v in enumerate(ins)
               if v.ndim and dyn[k]]
+    if lanes:
+        lines += _memory_order_lines(ins, dyn, nd)
+    lines.append(f"    out = alloc_full(({''.join(f'd{d}, ' for d in rows)}), {start}, "
+                 f"{np_dtype(adt)})" if rows else f"    out = {start}")
     body_lines, expr = _scalar_body(op.elemwise, ew, [f"x{first[k]}" for k in range(len(ins))])
     # The elementwise nest without its last line (the store into the output array).
     nest = _loop_nest(ins, nd, body_lines, expr, dyn, "    ")[:-1]
@@ -110,3 +117,18 @@ def reduce_loop_source(op, node):
         lines.append(f"    out = np.{odt}(out)")
     lines.append("    return out")
     return "\n".join(lines) + "\n"
+
+
+def _memory_order_lines(ins, dyn, nd):
+    """Lines that reverse the loop's axes when the first input's memory runs along its
+    first axis (a transposed matrix), for a sum over every axis whose inputs all span
+    every axis: the loop then reads that input in memory order (module docstring)."""
+    views = [k for k, v in enumerate(ins) if v.ndim and dyn[k]]
+    if nd < 2 or not views or any(ins[k].ndim != nd or len(dyn[k]) != nd for k in views):
+        return []
+    r, order = views[0], list(reversed(range(nd)))
+    lines = [f"    if e{r}[0] != 0 and abs(e{r}[0]) < abs(e{r}[{nd - 1}]):",
+             f"        {''.join(f'd{d}, ' for d in range(nd))}= "
+             f"{''.join(f'd{d}, ' for d in order)}"]
+    lines += [f"        e{k} = ({''.join(f'e{k}[{d}], ' for d in order)})" for k in views]
+    return lines
