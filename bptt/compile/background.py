@@ -141,6 +141,8 @@ class CompileJob:
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, env=_child_environment())
         _state["running"] = proc
+        if _state["closing"]:   # the process began to exit while the child started
+            proc.terminate()
         _, err = proc.communicate()
         self.ok = proc.returncode == 0
         if not self.ok:

@@ -360,3 +360,49 @@ def test_exit_drops_a_function_not_handed_on_yet(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["PY"]
     assert not (cache / "graphs").exists() or not any((cache / "graphs").iterdir())
+
+
+def _compiling_children(cache):
+    """The pids of compiling children whose disk cache is `cache`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read()
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                env = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if b"bptt.compile.background" in cmd and f"BPTT_CACHE_DIR={cache}".encode() in env:
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_exit_after_the_first_call_stops_the_child(tmp_path):
+    # the child starts once the first call has returned, as the script exits
+    import subprocess
+    import sys
+
+    code = """if True:
+        import numpy as np
+        import bptt
+        import bptt.tensor as T
+        from bptt.compile import background
+        background.free_cores = lambda: 1.0
+        x = T.vector("x")
+        f = bptt.function([x], T.exp(x) * 43)
+        import time
+        f(np.zeros(2))
+        while background._state["running"] is None and not f._pending.done.is_set():
+            time.sleep(0.01)          # until the child runs
+        print(f.running_mode, background._state["running"] is not None)
+    """
+    cache = tmp_path / "cache"
+    env = dict(os.environ, BPTT_CACHE_DIR=str(cache), BPTT_CHECK_IR="0",
+               BPTT_COMPILE_IN_BACKGROUND="1")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["PY", "True"]
+    assert _soon(lambda: not _compiling_children(cache), seconds=1)   # stopped, not done
