@@ -242,3 +242,18 @@ def test_compile_user_graphs_table_marks_missed_targets():
     lines = compile_user_graphs.table(rows)
     assert lines[2] == "| a | 4.00 | 1.00 | 0.40 | 1.10 | yes |"
     assert lines[3] == "| b | 30.00 | 2.50 | 0.30 | - | no: cold, new graph |"
+
+
+def test_background_compile_table_gives_medians_ranges_and_the_ratio_to_py():
+    import background_compile
+
+    run = lambda first, last, switched=None: {"first": first, "last": last,   # noqa: E731
+                                              "switched": switched}
+    rows = {"g": {"numba": [run(20.0, 30.0, 0)] * 2,
+                  "background": [run(1.0, 25.0, 140), run(0.6, 27.0)],
+                  "py": [run(0.5, 0.6), run(0.6, 0.8)]}}
+    lines = background_compile.table(rows, ["numba", "background", "py"])
+    assert lines[2] == "| g | numba | 20.00 (20.00-20.00) | - | 30.0 (30.0-30.0) | 0 |"
+    assert lines[3] == ("| g | background | 0.80 (0.60-1.00) | 1.50 (1.00-2.00) | "
+                        "26.0 (25.0-27.0) | 140, never |")
+    assert lines[4] == "| g | py | 0.55 (0.50-0.60) | - | 0.7 (0.6-0.8) | - |"

@@ -4,17 +4,27 @@ numba needs tens of CPU seconds for a training graph that PY mode starts in
 one. With ``compile_in_background`` (on by default: ``bptt.config``, or the
 `bptt.function` argument), a NUMBA function that is not in the disk cache is
 rewritten and linked in PY mode at once, and a child process compiles it in
-NUMBA mode into the disk cache. The function's first call runs as soon as PY
-mode could run it. The first call after the child has finished loads the
-compiled code from the cache and every later call runs it.
+NUMBA mode into the disk cache. The first call after the child has finished
+loads the compiled code from the cache and every later call runs it.
+
+The first result as soon as PY mode's: before the first call, `bptt.function`
+does only what PY mode does and what deciding between the two paths needs
+(naming the graph, `graph_key`, without importing numba or llvmlite, and
+looking the name up in the cache). Handing the function to the child
+(pickling it, writing it to a file, starting the child's interpreter) is the
+queue's work, done when the function's first call has returned (or
+`Function.wait_for_compile` asks for it, or `DEFER_LIMIT` seconds after
+`bptt.function` if no call has started by then), so that neither the pickling
+nor the child's start competes with the first call for the GIL or a core.
 
 Why a process and not a thread: numba's compiler holds the GIL for most of
 its work, so a compiling thread would slow the PY calls it is meant to hide;
 a process uses the other core. The child gets the function the way
-`pickle` does (its graph, mode and shared values) and this process's
-``config``, so it builds the same graph key and the record it writes is the
-one the parent looks up. A graph that does not pickle compiles in
-`bptt.function`, with a warning.
+`pickle` does (its graph, mode and shared values), the ``config`` this process
+had in `bptt.function` and the graph key it computed there; it builds the
+same key (it exits with an error if not), so the record it writes is the one
+the parent looks up. A graph that does not pickle compiles in the main thread
+at its next call, with a warning.
 
 One child runs at a time (a queue, served by a daemon thread that waits for
 each child): three functions of a training script compile one after the
@@ -45,6 +55,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import warnings
 
 from ..config import config
@@ -58,53 +69,92 @@ _lock = threading.Lock()
 adoption_lock = threading.Lock()
 
 
-class CompileJob:
-    """One function's compile in a child process; `done` is set when the child exits."""
+#: seconds after `bptt.function` from which the queue hands a function that no call
+#: has reached to its child (a function built long before its first call compiles
+#: meanwhile; one whose first call runs waits for that call to return)
+DEFER_LIMIT = 1.0
 
-    def __init__(self, label, payload):
-        self.label = label
-        self.done = threading.Event()
-        self.ok = False
-        self.error = ""
-        fd, self.path = tempfile.mkstemp(prefix="bptt-compile-", suffix=".pkl")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
+
+class CompileJob:
+    """One function's compile in a child process.
+
+    `due` is set when the function's first call has returned (or someone waits
+    for the compile); `calling` when a call has started; `done` when the child
+    has exited. `unpicklable` holds the reason the function could not be
+    handed to a child, if it could not (then no child ran).
+    """
+
+    def __init__(self, label, key, function_state):
+        self.label, self.key, self.state = label, key, function_state
+        self.settings = {k: v for k, v in vars(config).items() if k not in _NOT_INHERITED}
+        self.queued = time.monotonic()
+        self.due, self.done = threading.Event(), threading.Event()
+        self.calling = self.ok = False
+        self.error = self.unpicklable = ""
 
     def wait(self, timeout=None):
         """Wait until the child has exited; whether it has."""
         return self.done.wait(timeout)
 
+    def _wait_until_due(self):
+        if not self.due.wait(max(0.0, self.queued + DEFER_LIMIT - time.monotonic())):
+            if self.calling:   # the first call runs: start the child once it has returned
+                self.due.wait()
+
     def _run(self):
+        path = None
         try:
             if _state["closing"]:
                 self.error = "the process was exiting"
                 return
-            proc = subprocess.Popen([sys.executable, "-m", "bptt.compile.background", self.path],
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, env=_child_environment())
-            _state["running"] = proc
-            _, err = proc.communicate()
-            self.ok = proc.returncode == 0
-            if not self.ok:
-                text = err.decode("utf-8", "replace").strip().splitlines()
-                self.error = (f"exit status {proc.returncode}"
-                              + (": " + "\n".join(text[-12:]) if text else ""))
+            path = self._write_payload()
+            if path is not None:
+                self._run_child(path)
         except OSError as exc:
             self.error = f"could not start the compiling process: {exc}"
+        except Exception as exc:  # noqa: BLE001  (the queue's thread serves the next job)
+            self.error = f"{type(exc).__name__}: {exc}"
         finally:
             _state["running"] = None
-            try:
-                os.unlink(self.path)
-            except OSError:
-                pass
+            if path is not None:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+            self.state = None
             self.done.set()
 
+    def _write_payload(self):
+        """The child's input as a temporary file's path; None if the function does not pickle."""
+        try:
+            state = pickle.dumps(self.state, pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001  (any object of the graph may refuse)
+            self.unpicklable = f"{type(exc).__name__}: {exc}"
+            return None
+        fd, path = tempfile.mkstemp(prefix="bptt-compile-", suffix=".pkl")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump((self.settings, self.key, state), fh, pickle.HIGHEST_PROTOCOL)
+        return path
 
-def submit(label, function_state):
-    """Queue the NUMBA compile of a function given by its pickling state; the `CompileJob`."""
-    settings = {k: v for k, v in vars(config).items() if k not in _NOT_INHERITED}
-    state = pickle.dumps(function_state, pickle.HIGHEST_PROTOCOL)   # raises if it cannot
-    job = CompileJob(label, pickle.dumps((settings, state), pickle.HIGHEST_PROTOCOL))
+    def _run_child(self, path):
+        proc = subprocess.Popen([sys.executable, "-m", "bptt.compile.background", path],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, env=_child_environment())
+        _state["running"] = proc
+        if _state["closing"]:   # the process began to exit while the child started
+            proc.terminate()
+        _, err = proc.communicate()
+        self.ok = proc.returncode == 0
+        if not self.ok:
+            text = err.decode("utf-8", "replace").strip().splitlines()
+            self.error = (f"exit status {proc.returncode}"
+                          + (": " + "\n".join(text[-12:]) if text else ""))
+
+
+def submit(label, key, function_state):
+    """Queue the NUMBA compile of a function given by its graph key and pickling state
+    (pickled when the job is due); the `CompileJob`. This process's config is taken now."""
+    job = CompileJob(label, key, function_state)
     with _lock:
         if _state["worker"] is None:
             _state["worker"] = threading.Thread(target=_serve, name="bptt-background-compile",
@@ -117,7 +167,9 @@ def submit(label, function_state):
 
 def _serve():
     while True:
-        _jobs.get()._run()
+        job = _jobs.get()
+        job._wait_until_due()
+        job._run()
 
 
 def _close():
@@ -192,7 +244,7 @@ def say_failed(label, job):
 
 def _child_main(path):
     with open(path, "rb") as fh:
-        settings, state = pickle.load(fh)
+        settings, key, state = pickle.load(fh)
     for name, value in settings.items():   # before the graph is unpickled and built
         setattr(config, name, value)
     config.compile_in_background = False
@@ -200,7 +252,11 @@ def _child_main(path):
 
     function_state = pickle.loads(state)
     function_state["compile_in_background"] = False
-    _unpickle_function(Function, function_state)
+    built = _unpickle_function(Function, function_state)
+    if built._key != key:
+        sys.stderr.write(f"the compiling process named the graph {built._key}, the parent "
+                         f"{key}: its record is not the one the parent looks up\n")
+        return 3
     return 0
 
 

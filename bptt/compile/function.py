@@ -31,7 +31,6 @@ takes no lock.
 """
 from __future__ import annotations
 
-import pickle
 import time
 import warnings
 
@@ -352,7 +351,8 @@ class Function:
                     warnings.warn(msg, stacklevel=4)
 
     def _build(self, outs, pairs):
-        fgraph = FunctionGraph(self.inputs + self.shared, outs + [v for _, v in pairs])
+        self._graph_io = (self.inputs + self.shared, outs + [v for _, v in pairs])
+        fgraph = FunctionGraph(*self._graph_io)
         t0 = time.perf_counter()
         key = memo_key(fgraph, self.mode)
         t1 = time.perf_counter()
@@ -361,7 +361,7 @@ class Function:
         self._key, self._pending, self.running_mode = key, None, self.mode
         t2 = t3 = time.perf_counter()
         if self._fn is None and self._background and background.usable(key):
-            self._fn = self._start_background(outs, pairs)
+            self._fn = self._start_background(fgraph)
             self._rewritten = False
             t3 = time.perf_counter()
         elif self._fn is None:
@@ -395,25 +395,35 @@ class Function:
         return ns["run"]
 
     # -- compiling in the background -------------------------------------------
-    def _start_background(self, outs, pairs):
-        """Link a copy of the graph in PY mode (`__init__` then queues the NUMBA compile);
-        the PY callable."""
-        py_graph = FunctionGraph(self.inputs + self.shared, outs + [v for _, v in pairs])
-        optimize(py_graph, "PY")
+    def _start_background(self, fgraph):
+        """Rewrite and link the keyed `fgraph` in PY mode (`__init__` then queues the NUMBA
+        compile); the PY callable. The un-rewritten graph is built again when it is
+        needed (`_unrewritten`): one copy of the graph before the first call, not two."""
+        self._fgraph = None
+        optimize(fgraph, "PY")
         self.running_mode = "PY"
-        return link(py_graph, "PY")
+        return link(fgraph, "PY")
+
+    def _unrewritten(self):
+        """The function's graph as the key named it (before any NUMBA rewrite, if
+        `_rewritten` is False)."""
+        if self._fgraph is None:
+            self._fgraph = FunctionGraph(*self._graph_io)
+        return self._fgraph
 
     def _submit_background(self):
-        """Queue the NUMBA compile; a graph that does not pickle (an op holding a
-        lambda, say) compiles here instead, as it would without the background path."""
-        try:
-            self._pending = background.submit(self._label(), self._pickle_state())
-        except (pickle.PicklingError, TypeError, AttributeError) as exc:
-            warnings.warn(f"{self._label()}: compiling here, not in the background: its "
-                          f"graph does not pickle ({exc})", RuntimeWarning, stacklevel=4)
-            optimize(self._fgraph, self.mode, self._exclude)
-            self._fn, self._rewritten = link(self._fgraph, self.mode, self._key), True
-            self._run, self.running_mode = self._runner(self._fn), self.mode
+        """Queue the NUMBA compile; the queue pickles the function once its first call has
+        returned (`background`), so neither competes with that call."""
+        self._pending = background.submit(self._label(), self._key, self._pickle_state())
+
+    def _compile_here(self, why):
+        """Compile in this thread, as `bptt.function` does without the background path."""
+        warnings.warn(f"{self._label()}: compiling here, not in the background: {why}",
+                      RuntimeWarning, stacklevel=5)
+        fgraph = self._unrewritten()
+        optimize(fgraph, self.mode, self._exclude)
+        self._fn, self._rewritten = link(fgraph, self.mode, self._key), True
+        self._run, self.running_mode = self._runner(self._fn), self.mode
 
     def _adopt_compiled(self):
         """Switch to the code the finished background compile left in the disk cache."""
@@ -424,7 +434,10 @@ class Function:
             self._adopt(job)
 
     def _adopt(self, job):
-        fn = recall(self._fgraph, self._key) if job.ok else None
+        if job.unpicklable:    # an op holding a lambda, say: no child could get the graph
+            self._compile_here(f"its graph does not pickle ({job.unpicklable})")
+            return
+        fn = recall(self._unrewritten(), self._key) if job.ok else None
         if fn is None:
             if job.ok:
                 job.error = "it left no record in the disk cache"
@@ -435,6 +448,8 @@ class Function:
     def wait_for_compile(self, timeout=None):
         """Block until a background compile is done and switch to its code; whether this
         function now runs compiled code (True at once for one compiled in `function`)."""
+        if self._pending is not None:
+            self._pending.due.set()
         if self._pending is not None and self._pending.wait(timeout):
             self._adopt_compiled()
         return self.running_mode == self.mode
@@ -468,14 +483,20 @@ class Function:
     def __call__(self, *args, **kwargs):
         if kwargs or len(args) != len(self.inputs):
             args = self._bind(args, kwargs)
-        if self._pending is not None and self._pending.done.is_set():
-            self._adopt_compiled()
+        job = self._pending
+        if job is not None:
+            if job.done.is_set():
+                self._adopt_compiled()
+            job.calling = True
         t0 = time.perf_counter() if self.profile is not None else 0.0
         try:
             out = self._run(args)
         except Exception as exc:
             exc.add_note(f"while calling {self._label()}")
             raise
+        finally:
+            if job is not None:
+                job.due.set()    # the queue may hand the function to its child now
         if self.profile is not None:
             self.profile.record(time.perf_counter() - t0)
         return out
@@ -483,10 +504,11 @@ class Function:
     @property
     def fgraph(self):
         """The rewritten graph (rewritten now if the graph memo skipped the rewrites)."""
+        fgraph = self._unrewritten()
         if not self._rewritten:
-            optimize(self._fgraph, self.mode, self._exclude)  # as the key saw the config
+            optimize(fgraph, self.mode, self._exclude)  # as the key saw the config
             self._rewritten = True
-        return self._fgraph
+        return fgraph
 
     def debugprint(self, file=None):
         from ..printing import debugprint
@@ -580,8 +602,9 @@ def function(inputs, outputs=None, updates=None, givens=None, mode=None,
         child process compiles, and switch to the compiled code at the first
         call after it is done (`f.running_mode` tells which runs;
         `f.wait_for_compile()` waits). None: ``bptt.config.compile_in_background``
-        (on by default). Compiles here instead without the disk cache, when no
-        core is free for the child, or when the graph does not pickle.
+        (on by default). Compiles here instead without the disk cache or when no
+        core is free for the child; a graph that does not pickle compiles in a
+        call soon after its first.
 
     Returns
     -------

@@ -18,9 +18,18 @@ every process (no ``id``, no ``hash()`` of strings):
   as strings); a scalar op: its class and all its attributes;
 * every type: its class and attributes;
 * the mode, every ``bptt.config`` value but those of
-  ``config.NOT_IN_COMPILED_CODE``, the Python version, and a digest
-  of bptt's own source files (the rewrites and lowerings that turn the graph
-  into code).
+  ``config.NOT_IN_COMPILED_CODE``, the Python version, a digest of bptt's own
+  source files (the rewrites and lowerings that turn the graph into code), and
+  the machine (`machine_tag`: the libraries' versions, numba's target settings
+  and the CPU's model and flags).
+
+The machine is named without importing numba or llvmlite (loading LLVM is
+most of the key's cost otherwise, and a function compiled in the background
+names its graph before its first call). It needs no more precision than that:
+a record written on another machine sharing the cache dir is not loaded
+anyway, since each recorded module's name holds llvmlite's exact description
+of the CPU (`bptt.link.numba.cache.environment_tag`); the machine in the key
+keeps the records of two machines apart instead of overwriting each other.
 
 A value of any other kind (a callable, an object without a description),
 and an op, scalar op or type whose class is defined outside the bptt package
@@ -40,7 +49,9 @@ import dataclasses
 import enum
 import functools
 import hashlib
+import importlib.util
 import os
+import platform
 import sys
 
 import numpy as np
@@ -72,12 +83,48 @@ def source_digest():
     return h.hexdigest()
 
 
+@functools.lru_cache(maxsize=None)
+def machine_tag():
+    """The libraries compiled code depends on, numba's target settings and the CPU
+    (its model and flags from ``/proc/cpuinfo`` where there is one), as one string."""
+    versions = [_installed_version(package) for package in ("numba", "llvmlite")]
+    settings = [f"{k}={os.environ.get(k, '')}"
+                for k in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "NUMBA_OPT")]
+    return "|".join([*versions, np.__version__, *settings, platform.machine(), _cpu()])
+
+
+def _installed_version(package):
+    """`package`'s version from its ``.dist-info`` folder's name, found without importing
+    it or `importlib.metadata` (whose import costs more than the rest of the key)."""
+    spec = importlib.util.find_spec(package)
+    if spec is not None and spec.origin:
+        folder = os.path.dirname(os.path.dirname(spec.origin))
+        prefix = package + "-"
+        for name in sorted(os.listdir(folder)):
+            if name.startswith(prefix) and name.endswith(".dist-info"):
+                return name[len(prefix):-len(".dist-info")]
+    return __import__(package).__version__   # run from a source tree
+
+
+def _cpu():
+    """The first processor's model and flags in ``/proc/cpuinfo``, else `platform`'s name."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            fields = {}
+            for line in fh:
+                if not line.strip():
+                    break
+                name, _, value = line.partition(":")
+                fields[name.strip()] = value.strip()
+    except OSError:
+        return platform.processor()
+    return "|".join(fields.get(k, "") for k in ("vendor_id", "model name", "flags", "Features"))
+
+
 def graph_key(fgraph, mode):
     """A hex key for compiling `fgraph` in `mode`, or None if the graph is unkeyable."""
     try:
-        from ..link.numba.cache import environment_tag   # numba, llvmlite, NumPy, the CPU
-
-        description = (source_digest(), sys.version, environment_tag(), mode,
+        description = (source_digest(), sys.version, machine_tag(), mode,
                        _describe(sorted((k, v) for k, v in vars(config).items()
                                         if k not in NOT_IN_COMPILED_CODE)),
                        _Describer().graph(fgraph.inputs, fgraph.outputs))

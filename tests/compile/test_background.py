@@ -2,6 +2,7 @@
 compiled code; values, shared state and errors as in a function compiled at once."""
 import os
 import pickle
+import time
 import warnings
 
 import numpy as np
@@ -50,6 +51,20 @@ def test_runs_in_py_then_switches_to_the_compiled_code(fresh_cache):
         want_acc = 0.5 * want
     assert int(k.get_value()) == 3
     np.testing.assert_allclose(acc.get_value(), want_acc, rtol=1e-13)
+
+
+def test_the_py_calls_run_the_keyed_graph_and_the_key_names_it_again(fresh_cache):
+    # one copy of the graph is rewritten for PY mode; the one the child compiles and the
+    # parent looks up is built again, as the key named it
+    from bptt.compile.graph_key import graph_key
+
+    x, _, _, out, updates = _power_step("keyed")
+    f = bptt.function([x], out, updates=updates, compile_in_background=True)
+    assert f._fgraph is None and f.running_mode == "PY"
+    assert graph_key(f._unrewritten(), "NUMBA") == f._key
+    g = bptt.function([x], out, updates=updates, compile_in_background=False)
+    assert f._key == g._key
+    assert f.wait_for_compile(timeout=300)
 
 
 def test_a_graph_in_the_cache_is_loaded_at_once(fresh_cache):
@@ -127,16 +142,119 @@ def test_it_is_on_by_default_unless_the_environment_turns_it_off():
     assert (on.stdout.strip(), off.stdout.strip()) == ("True", "False")
 
 
-def test_a_graph_that_does_not_pickle_compiles_in_function(fresh_cache, monkeypatch):
-    def refuse(*_):
-        raise pickle.PicklingError("an op holds a lambda")
+def _refusing_to_pickle(monkeypatch):
+    from bptt.compile.function import Function
 
-    monkeypatch.setattr(background, "submit", refuse)
+    real = Function._pickle_state
+    monkeypatch.setattr(Function, "_pickle_state",
+                        lambda self: dict(real(self), hook=lambda: "a lambda"))
+
+
+def test_a_graph_that_does_not_pickle_compiles_after_its_first_call(fresh_cache, monkeypatch):
+    _refusing_to_pickle(monkeypatch)
     x = T.vector("x")
-    with pytest.warns(RuntimeWarning, match="(?s)'unpicklable'.*not in the background.*lambda"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # the first result as in PY mode, unwarned
         f = bptt.function([x], T.exp(x) + 11, compile_in_background=True, name="unpicklable")
-    assert f.running_mode == "NUMBA" and f._pending is None
-    np.testing.assert_allclose(f(np.zeros(2)), [12.0, 12.0])
+        np.testing.assert_allclose(f(np.zeros(2)), [12.0, 12.0])
+    assert f._pending.wait(timeout=60)          # pickling failed: no child ran
+    with pytest.warns(RuntimeWarning, match="(?s)'unpicklable'.*not in the background.*pickle"):
+        np.testing.assert_allclose(f(np.ones(2)), np.exp(1.0) + 11)
+    assert f.running_mode == "NUMBA" and f._pending is None and f._rewritten
+
+
+def _soon(condition, seconds=20):
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+class _Recorder:
+    """Wraps `CompileJob._write_payload` (the pickling, the first of the queue's deferred
+    work) to record how many functions the queue has handed on."""
+
+    def __init__(self, monkeypatch):
+        self.count = 0
+        real = background.CompileJob._write_payload
+
+        def write(job):
+            self.count += 1
+            return real(job)
+        monkeypatch.setattr(background.CompileJob, "_write_payload", write)
+
+
+def test_the_child_gets_the_function_after_its_first_call_returned(fresh_cache, monkeypatch):
+    # a call longer than DEFER_LIMIT: the queue waits for it to return all the same
+    monkeypatch.setattr(background, "DEFER_LIMIT", 0.2)
+    handed = _Recorder(monkeypatch)
+    x = T.vector("x")
+    f = bptt.function([x], T.exp(x) * 17, compile_in_background=True)
+    during = []
+    real = f._run
+
+    def first_call(args):
+        time.sleep(1.0)
+        during.append(handed.count)
+        return real(args)
+    f._run = first_call
+    np.testing.assert_allclose(f(np.zeros(2)), [17.0, 17.0])
+    assert f.running_mode == "PY" and during == [0]
+    assert f.wait_for_compile(timeout=300) and handed.count == 1
+
+
+def test_a_function_not_called_is_handed_on_after_the_limit(fresh_cache, monkeypatch):
+    monkeypatch.setattr(background, "DEFER_LIMIT", 0.2)
+    handed = _Recorder(monkeypatch)
+    x = T.vector("x")
+    f = bptt.function([x], T.exp(x) * 19, compile_in_background=True)
+    assert _soon(lambda: handed.count == 1)     # without a call or a wait
+    assert f.wait_for_compile(timeout=300)
+
+
+def test_waiting_for_the_compile_hands_the_function_on_at_once(fresh_cache, monkeypatch):
+    monkeypatch.setattr(background, "DEFER_LIMIT", 3600.0)
+    handed = _Recorder(monkeypatch)
+    x = T.vector("x")
+    f = bptt.function([x], T.exp(x) * 23, compile_in_background=True)
+    time.sleep(0.5)
+    assert handed.count == 0
+    assert not f.wait_for_compile(timeout=0)    # asks for it, does not wait
+    assert _soon(lambda: handed.count == 1)
+    assert f.wait_for_compile(timeout=300)
+    np.testing.assert_allclose(f(np.zeros(2)), [23.0, 23.0])
+
+
+def test_a_failure_in_the_deferred_part_leaves_py_mode_with_one_warning(fresh_cache,
+                                                                         monkeypatch):
+    def full_disk(*_, **__):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(background.tempfile, "mkstemp", full_disk)
+    x = T.vector("x")
+    f = bptt.function([x], T.exp(x) * 29, compile_in_background=True, name="no-space")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(np.zeros(2))
+    assert f._pending.wait(timeout=60)
+    with pytest.warns(RuntimeWarning, match="(?s)'no-space'.*background failed.*No space"):
+        f(np.zeros(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")              # said once
+        np.testing.assert_allclose(f(np.zeros(2)), [29.0, 29.0])
+    assert f.running_mode == "PY"
+
+
+def test_a_child_that_names_the_graph_otherwise_fails(fresh_cache, monkeypatch):
+    # the record the child writes must be the one the parent looks up
+    real = background.submit
+    monkeypatch.setattr(background, "submit", lambda label, key, state: real(label, "0" * 32,
+                                                                             state))
+    x = T.vector("x")
+    f = bptt.function([x], T.exp(x) * 31, compile_in_background=True, name="misnamed")
+    with pytest.warns(RuntimeWarning, match="(?s)background failed.*not the one the parent"):
+        assert not f.wait_for_compile(timeout=300)
+    assert f.running_mode == "PY"
 
 
 def test_a_function_queued_behind_a_running_child_waits_for_its_core(fresh_cache, monkeypatch):
@@ -170,7 +288,7 @@ def test_a_forked_child_starts_with_an_empty_queue(monkeypatch):
         background._jobs = old_queue
 
 
-def test_the_first_result_comes_without_importing_numba(tmp_path):
+def test_the_first_result_comes_without_importing_numba_or_llvmlite(tmp_path):
     # PY mode never imports numba; naming the graph for the cache must not either,
     # or the background path's first result would wait for numba's import
     import subprocess
@@ -187,11 +305,104 @@ def test_the_first_result_comes_without_importing_numba(tmp_path):
         ys, _ = bptt.scan(lambda a, h: T.tanh(a + h), sequences=[x], outputs_info=[T.zeros(())])
         f = bptt.function([x], bptt.grad(ys.sum(), x))
         f(np.ones(3))
-        print(f.running_mode, "numba" in sys.modules)
+        print(f.running_mode, "numba" in sys.modules, "llvmlite" in sys.modules)
     """
     env = dict(os.environ, BPTT_CACHE_DIR=str(tmp_path / "cache"), BPTT_CHECK_IR="0",
                BPTT_COMPILE_IN_BACKGROUND="1")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["PY", "False"]
+    assert done.stdout.split() == ["PY", "False", "False"]
+
+
+def test_a_forked_process_runs_the_parents_functions_in_py_mode(fresh_cache, monkeypatch):
+    # the queue is the parent's: a call in the fork (which makes the parent's job due in
+    # the fork's copy only) starts no child, and the parent's compile goes on
+    monkeypatch.setattr(background, "DEFER_LIMIT", 3600.0)
+    handed = _Recorder(monkeypatch)
+    x = T.vector("x")
+    f = bptt.function([x], T.exp(x) * 37, compile_in_background=True)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ok = np.allclose(f(np.zeros(2)), 37.0) and f.running_mode == "PY"
+            time.sleep(0.5)
+            ok = ok and handed.count == 0 and background._state["worker"] is None
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert handed.count == 0
+    assert f.wait_for_compile(timeout=300)
+
+
+def test_exit_drops_a_function_not_handed_on_yet(tmp_path):
+    # built, never called, the process exits long before the limit: the queue's thread,
+    # waiting for the function to be due, does not hold the exit back, and no child ran
+    import subprocess
+    import sys
+
+    code = """if True:
+        import bptt
+        import bptt.tensor as T
+        from bptt.compile import background
+        background.free_cores = lambda: 1.0
+        background.DEFER_LIMIT = 3600.0
+        x = T.vector("x")
+        f = bptt.function([x], T.exp(x) * 41)
+        print(f.running_mode)
+    """
+    cache = tmp_path / "cache"
+    env = dict(os.environ, BPTT_CACHE_DIR=str(cache), BPTT_CHECK_IR="0",
+               BPTT_COMPILE_IN_BACKGROUND="1")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["PY"]
+    assert not (cache / "graphs").exists() or not any((cache / "graphs").iterdir())
+
+
+def _compiling_children(cache):
+    """The pids of compiling children whose disk cache is `cache`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read()
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                env = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if b"bptt.compile.background" in cmd and f"BPTT_CACHE_DIR={cache}".encode() in env:
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_exit_after_the_first_call_stops_the_child(tmp_path):
+    # the child starts once the first call has returned, as the script exits
+    import subprocess
+    import sys
+
+    code = """if True:
+        import numpy as np
+        import bptt
+        import bptt.tensor as T
+        from bptt.compile import background
+        background.free_cores = lambda: 1.0
+        x = T.vector("x")
+        f = bptt.function([x], T.exp(x) * 43)
+        import time
+        f(np.zeros(2))
+        while background._state["running"] is None and not f._pending.done.is_set():
+            time.sleep(0.01)          # until the child runs
+        print(f.running_mode, background._state["running"] is not None)
+    """
+    cache = tmp_path / "cache"
+    env = dict(os.environ, BPTT_CACHE_DIR=str(cache), BPTT_CHECK_IR="0",
+               BPTT_COMPILE_IN_BACKGROUND="1")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["PY", "True"]
+    assert _soon(lambda: not _compiling_children(cache), seconds=1)   # stopped, not done

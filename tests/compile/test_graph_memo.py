@@ -92,6 +92,23 @@ def test_settings_the_compiled_code_does_not_read_are_not_part_of_the_key(monkey
     assert graph_key(fg, "NUMBA") == key
 
 
+def test_the_machine_is_part_of_the_key(monkeypatch):
+    """The libraries and the CPU, read without numba or llvmlite: another machine sharing
+    the cache dir names the graph otherwise, so the two keep their own records."""
+    import llvmlite
+    import numba
+
+    from bptt.compile import graph_key as keys
+
+    tag = keys.machine_tag()
+    for part in (numba.__version__, llvmlite.__version__, np.__version__):
+        assert part in tag.split("|")
+    fg = FunctionGraph(*elementwise())
+    before = graph_key(fg, "NUMBA")
+    monkeypatch.setattr(keys, "machine_tag", lambda: tag + "|another-cpu")
+    assert graph_key(fg, "NUMBA") != before
+
+
 class _Callback(Op):
     __props__ = ("fn",)
 

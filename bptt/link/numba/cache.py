@@ -69,10 +69,9 @@ def environment_tag():
     A cache copied to another machine, or kept across an upgrade of numba,
     llvmlite or NumPy, never meets code compiled for another of them. Read
     from llvmlite and the packages' metadata, not from numba's own target
-    description, so that naming a graph (the graph memo's key) does not import
-    numba: a function compiled in the background answers its first call
-    without it. numba's settings of the target CPU and its optimisation level
-    are read from the environment variables that set them.
+    description, so that it does not import numba. numba's settings of the
+    target CPU and its optimisation level are read from the environment
+    variables that set them.
     """
     import importlib.metadata
 
