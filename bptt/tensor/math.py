@@ -385,8 +385,23 @@ class _Extremum(Reduce):
 
     def L_op(self, inputs, outputs, output_grads):
         (x,), (g,) = inputs, output_grads
-        hit = eq(x, self._expand(outputs[0], x))
+        hit = eq(x, self._expand(self._of_this(x, outputs[0]), x))
         return [self._expand(g, x) * hit]
+
+    def _of_this(self, x, out):
+        """The extremum the gradient compares x with, computed from this x.
+
+        Not the output itself: a scan's backward step reads its forward loop's
+        recorded outputs while it recomputes x, and a rewrite may compute that x
+        another way (a product batched out of the backward loop, not out of a
+        forward loop with ``until``, rounds differently), so x would miss the
+        recorded extremum. Nor the op applied again, which the merge pass makes
+        the output. For floats the other extremum of -x, negated: equal bit for
+        bit, and computed wherever x is."""
+        if not x.dtype.startswith("float"):
+            return out
+        other = Min if isinstance(self, Max) else Max
+        return -other(self.axis)(-x)
 
     def R_op(self, inputs, eval_points):
         # The transpose of L_op: the tangents at every extremal position, summed.
@@ -396,7 +411,7 @@ class _Extremum(Reduce):
             from .basic import zeros_like
 
             return [zeros_like(out)]
-        return [Sum(self.axis)(ev * eq(x, self._expand(out, x)))]
+        return [Sum(self.axis)(ev * eq(x, self._expand(self._of_this(x, out), x)))]
 
 
 class Max(_Extremum):
