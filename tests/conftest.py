@@ -1,12 +1,19 @@
 """Shared fixtures: both execution modes, hypothesis profiles, a private cache dir."""
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-# A private on-disk cache per test session: tests never read a stale user cache.
-os.environ.setdefault("BPTT_CACHE_DIR", tempfile.mkdtemp(prefix="bptt-test-cache-"))
+# A private on-disk cache per test session: tests never read a stale user cache. pytest-xdist
+# workers inherit the variable, so they share the dir (the cache is safe for concurrent
+# processes) and one worker's compiled code serves the other. The process that made the dir
+# (the controller, or the only process) removes it at exit, after its workers.
+if "BPTT_CACHE_DIR" not in os.environ:
+    os.environ["BPTT_CACHE_DIR"] = tempfile.mkdtemp(prefix="bptt-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["BPTT_CACHE_DIR"], ignore_errors=True)
 # Check the IR after every rewrite pass and every grad (bptt.graph.verify).
 os.environ.setdefault("BPTT_CHECK_IR", "1")
 # NUMBA-mode tests test the compiled code: compile in `bptt.function`

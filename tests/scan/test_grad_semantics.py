@@ -30,12 +30,13 @@ def _info(**kw):
 
 
 def check_gradient(fun, pt, mode, seed=0):
-    """Finite differences (`verify_grad`, in PY), and in NUMBA the compiled gradient of the
-    same random projection must equal PY's: one numba compilation per test."""
-    rng = np.random.default_rng(seed)
-    bptt.verify_grad(fun, pt, mode="PY", rng=np.random.default_rng(seed))
+    """In PY, finite differences (`verify_grad`); in NUMBA, the compiled gradient of a random
+    projection must equal PY's: one numba compilation per test. The PY variant of each test
+    runs the finite differences at the same point, so the NUMBA variant does not repeat them."""
     if mode == "PY":
+        bptt.verify_grad(fun, pt, mode="PY", rng=np.random.default_rng(seed))
         return
+    rng = np.random.default_rng(seed)
     xs = [T.tensor(p.dtype.name, (None,) * p.ndim) for p in map(np.asarray, pt)]
     outs = fun(*xs)
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
@@ -91,6 +92,7 @@ def test_truncation_gives_initial_rows_a_gradient_only_when_read_in_the_window(m
 # -- until: exactly the executed steps ----------------------------------------------------------
 @functools.lru_cache(maxsize=None)
 def until_function(mode):
+    """Values and gradients of a mit_sot loop with until, with cotangents v of its rows."""
     x, h0, w = T.dmatrix("x"), T.dmatrix("h0"), T.dvector("w")
 
     def step(x_t, h2, h1, w):
@@ -99,7 +101,17 @@ def until_function(mode):
 
     hs, _ = bptt.scan(step, sequences=x, outputs_info=dict(initial=h0, taps=[-2, -1]),
                       non_sequences=w)
-    return [x, h0, w], hs
+    v = T.dmatrix("v")
+    return bptt.function([x, h0, w, v], [hs] + bptt.grad((hs * v).sum(), [x, h0, w]), mode=mode)
+
+
+@functools.lru_cache(maxsize=None)
+def unrolled_until_gradient(executed):
+    """The gradient of until_function's loop unrolled over its `executed` steps (PY)."""
+    x, h0, w, v = T.dmatrix("x"), T.dmatrix("h0"), T.dvector("w"), T.dmatrix("v")
+    outs, _ = unroll(lambda x_t, h2, h1, w: [T.tanh(w * h1 + 0.5 * h2 + x_t)], [(x, (0,))],
+                     [(h0, (-2, -1))], [w], n_steps=executed)
+    return bptt.function([x, h0, w, v], bptt.grad((outs[0] * v).sum(), [x, h0, w]), mode="PY")
 
 
 @settings(max_examples=10)
@@ -109,9 +121,7 @@ def test_until_gradient_runs_over_executed_steps_only(mode, seed, steps):
     the number of initial rows); rows past the last executed step get exactly zero."""
     rng = np.random.default_rng(seed)
     xv, h0v, wv = rng.normal(size=(steps + 2, 2)), rng.normal(size=(3, 2)), rng.normal(size=2)
-    ins, hs = until_function(mode)
-    v = T.dmatrix("v")
-    f = bptt.function(ins + [v], [hs] + bptt.grad((hs * v).sum(), ins), mode=mode)
+    f = until_function(mode)
     hist, executed = list(h0v[:2]), len(xv)
     for t in range(len(xv)):                      # the loop in NumPy, for the executed steps
         hist.append(np.tanh(wv * hist[-1] + 0.5 * hist[-2] + xv[t]))
@@ -120,11 +130,7 @@ def test_until_gradient_runs_over_executed_steps_only(mode, seed, steps):
             break
     vv = rng.normal(size=(executed, 2))
     got = f(xv, h0v, wv, vv)
-    x, h0, w = T.dmatrix("x"), T.dmatrix("h0"), T.dvector("w")
-    outs, _ = unroll(lambda x_t, h2, h1, w: [T.tanh(w * h1 + 0.5 * h2 + x_t)], [(x, (0,))],
-                     [(h0, (-2, -1))], [w], n_steps=executed)
-    ref = bptt.function([x, h0, w, v], bptt.grad((outs[0] * v).sum(), [x, h0, w]), mode="PY")
-    for g, r in zip(got[1:], ref(xv, h0v, wv, vv)):
+    for g, r in zip(got[1:], unrolled_until_gradient(executed)(xv, h0v, wv, vv)):
         np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
     assert np.all(got[1][executed:] == 0)
 
@@ -386,6 +392,16 @@ TAPS = st.lists(st.integers(-2, 2), min_size=1, max_size=3, unique=True).map(tup
 NUMBA_TAPS = (((-1, 0, 2), (0, 1)),)
 
 
+@functools.lru_cache(maxsize=None)
+def mit_mot_gradients(in_taps, out_taps):
+    """(NUMBA, PY) functions (n, buf, w, r) -> gradients of sum(op(n, buf, w) r) with respect
+    to buf and w; n is symbolic, so each tap pattern is one structure, compiled once."""
+    op = mit_mot_op(in_taps, out_taps)
+    n, buf, w, r = T.lscalar("n"), T.dmatrix("buf"), T.dvector("w"), T.dmatrix("r")
+    grads = bptt.grad((op(n, buf, w) * r).sum(), [buf, w])
+    return tuple(bptt.function([n, buf, w, r], grads, mode=m) for m in ("NUMBA", "PY"))
+
+
 @settings(max_examples=20)
 @given(data=st.data())
 def test_mit_mot_gradients_match_finite_differences(mode, data):
@@ -400,12 +416,9 @@ def test_mit_mot_gradients_match_finite_differences(mode, data):
           rng.normal(size=2)]
     op = mit_mot_op(in_taps, out_taps)
     if mode == "NUMBA":
-        n, buf, w, r = T.lscalar("n"), T.dmatrix("buf"), T.dvector("w"), T.dmatrix("r")
-        grads = bptt.grad((op(n, buf, w) * r).sum(), [buf, w])
         r_v = rng.normal(size=pt[0].shape)
-        got = bptt.function([n, buf, w, r], grads, mode="NUMBA")(steps, *pt, r_v)
-        want = bptt.function([n, buf, w, r], grads, mode="PY")(steps, *pt, r_v)
-        for a, b in zip(got, want):
+        numba_f, py_f = mit_mot_gradients(in_taps, out_taps)
+        for a, b in zip(numba_f(steps, *pt, r_v), py_f(steps, *pt, r_v)):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
     bptt.verify_grad(lambda buf, w: op(T.constant(np.int64(steps)), buf, w), pt, mode="PY",
                      rng=np.random.default_rng(1))
