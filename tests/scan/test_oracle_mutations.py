@@ -31,11 +31,11 @@ NO_CORRUPTION = {
 }
 
 
-#: (pass, mutation kind, program, why no program of the draw catches it)
+#: (pass, mutation kind, program, why it is written by hand)
 HAND_WRITTEN = [
     ("scan_pushout_seqs", "targeted", ISSUE_PUSHOUT,
-     "the rank bug needs a sequence of 0-d rows times a row operand with more steps than H "
-     "(size-1 or equal sizes broadcast it away), which the draw's 69 firing programs lack"),
+     "the rank bug's own program: a sequence of 0-d rows times a row operand with more steps "
+     "than H (size-1 or equal sizes broadcast it away), which few programs of a draw have"),
 ]
 
 

@@ -72,6 +72,7 @@ def build(prog, values, inputs=None):
     `inputs` replaces the float inputs (for verify_grad)."""
     seqs = [_var(1 + len(s.shape), f"u{i}") for i, s in enumerate(prog.seqs)]
     inits = [None if o.kind == "nit_sot" else
+             T.constant(values["inits"][j]) if o.init == "const" else
              _var(len(o.shape) + (o.kind == "mit_sot"), f"x{j}0") for j, o in enumerate(prog.outs)]
     non_seqs = []
     for m, n in enumerate(prog.non_seqs):
@@ -81,12 +82,12 @@ def build(prog, values, inputs=None):
             non_seqs.append(T.constant(values["non_seqs"][m]))
         else:
             non_seqs.append(non_seqs[n.source])
-    floats = seqs + [x for x in inits if x is not None] + \
-        [v for v, n in zip(non_seqs, prog.non_seqs) if n.source == "input"]
+    floats = seqs + [x for x, o in zip(inits, prog.outs) if x is not None and o.init == "input"] \
+        + [v for v, n in zip(non_seqs, prog.non_seqs) if n.source == "input"]
     if inputs is not None:
         swap = dict(zip(floats, inputs))
         seqs = [swap[v] for v in seqs]
-        inits = [None if x is None else swap[x] for x in inits]
+        inits = [None if x is None else swap.get(x, x) for x in inits]
         non_seqs = [swap.get(v, v) for v in non_seqs]
         floats = list(inputs)
     shared = None
@@ -217,7 +218,8 @@ def make_values(prog):
 
 def input_values(prog, values):
     """The function's arguments, in `Built.inputs` order."""
-    args = values["seqs"] + [x for x in values["inits"] if x is not None] + \
+    args = values["seqs"] + \
+        [x for x, o in zip(values["inits"], prog.outs) if x is not None and o.init == "input"] + \
         [v for v, n in zip(values["non_seqs"], prog.non_seqs) if n.source == "input"]
     if prog.n_steps is not None and prog.n_steps[0] == "sym":
         args.append(np.int64(values["n"]))

@@ -100,6 +100,7 @@ class Out:
     expr: E
     use: str = "all"      # the function returns "all" rows or the "last" row; "cost": only the
     #                       cost reads its rows; "none": nothing reads it
+    init: str = "input"   # its initial value: a function "input", or a "const" of the graph
 
     @property
     def depth(self):

@@ -3,7 +3,8 @@
 What it covers (issue 20, section 4): 0-3 sequences with rows of rank 0-2,
 each with its own taps drawn from -3..3 (past only, future only, mixed, lone,
 in any order); 1-3 outputs, each a mit_sot, sit_sot or nit_sot, returned whole,
-as their last row, or not at all; 0-3 non-sequences of rank 0-2, passed or read
+as their last row, or not at all, a state's initial value an input or a constant
+of the graph; 0-3 non-sequences of rank 0-2, passed or read
 from the closure; n_steps from the sequences, a constant or a symbolic int
 (0, negative, fewer steps than the sequences allow); go_backwards;
 truncate_gradient; until; a shared variable updated per step; one level of
@@ -307,9 +308,27 @@ def programs(draw, restrict=(), max_depth=3, seed=None):
     if rnn and draw(st.booleans()):     # the plain RNN: no bias
         e = outs[0].expr.args[0]
         outs[0] = dataclasses.replace(outs[0], expr=E("tanh", (e.args[0],), None, e.shape))
+    go_backwards = backwards_ok and draw(st.booleans())
+    truncate = draw(st.sampled_from([-1, -1, -1, 1, 2]))
+    sizes = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    seed = draw(st.integers(0, 2**31 - 1)) if seed is None else seed
+    outs, wrt = _constant_inits(draw, outs, wrt, n_float)
     return Program(
         wrt=wrt, cost=cost, twin=twin, seqs=seqs, outs=tuple(outs), non_seqs=non_seqs,
-        n_steps=n_steps, steps=steps, go_backwards=backwards_ok and draw(st.booleans()),
-        truncate=draw(st.sampled_from([-1, -1, -1, 1, 2])), until=until, shared=shared,
-        sizes=(draw(st.integers(1, 3)), draw(st.integers(1, 3))),
-        seed=draw(st.integers(0, 2**31 - 1)) if seed is None else seed)
+        n_steps=n_steps, steps=steps, go_backwards=go_backwards, truncate=truncate,
+        until=until, shared=shared, sizes=sizes, seed=seed)
+
+
+def _constant_inits(draw, outs, wrt, n_float):
+    """Make some states' initial values constants of the graph (a constant is a read-only
+    global of numba's generated module; `T.zeros((H,))` with a constant H is one), keeping
+    one float input at least. Drawn last: a program's other choices are those drawn
+    without it. `wrt` indexes the float inputs: indices past their end are dropped."""
+    outs = list(outs)
+    for j, o in enumerate(outs):
+        if o.kind != "nit_sot" and n_float > 1 and draw(st.integers(0, 4)) == 0:
+            outs[j] = dataclasses.replace(o, init="const")
+            n_float -= 1
+    if wrt is not None:
+        wrt = tuple(i for i in wrt if i < n_float) or None
+    return outs, wrt
