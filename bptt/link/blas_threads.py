@@ -128,11 +128,22 @@ def others_busy():
     return _load.others
 
 
-def others_busy_now(min_interval=0.2):
+def others_busy_now(min_interval=0.2, first_interval=0.05):
     """The cores the other processes keep busy, sampled now unless the last sample is
-    younger than `min_interval` seconds (a shorter window is mostly clock-tick noise)."""
+    younger than `min_interval` seconds (a shorter window is mostly clock-tick noise).
+
+    Before the first sample `others` is the load average's guess, which still counts
+    a run that ended a minute ago: a decision taken soon after import (whether to
+    compile in the background) would see an idle machine as busy. So the first
+    sample is taken at once, over the time since import, waiting for the rest of
+    `first_interval` seconds if less has passed."""
     now = time.monotonic()
-    if now - _load.last[0] >= min_interval:
+    if not _load.measured and _load.last[1] is not None:
+        wait = _load.last[0] + first_interval - now
+        if wait > 0:
+            time.sleep(wait)
+        _load.sample(time.monotonic())
+    elif now - _load.last[0] >= min_interval:
         _load.sample(now)
     return _load.others
 

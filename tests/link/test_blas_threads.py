@@ -104,3 +104,25 @@ def test_the_first_measured_interval_replaces_the_load_average(monkeypatch):
     assert load.others == 0.0
     load.sample(load.last[0] + 1.0)            # 1.6 cores busy over the next second
     assert load.others == pytest.approx(0.8)   # later samples are averaged
+
+
+def test_the_first_busy_reading_is_measured_at_once(monkeypatch):
+    """A decision soon after import (a background compile) reads a sample, not the load
+    average's guess: an idle machine after a run that just ended looks idle."""
+    clock = iter([50.0, 50.01, 50.02, 50.3, 50.3])
+    monkeypatch.setattr(bt.time, "monotonic", lambda: next(clock))
+    slept = []
+    monkeypatch.setattr(bt.time, "sleep", slept.append)
+    readings = iter([(100.0, 5.0), (100.02, 5.02), (100.3, 5.02)])
+    monkeypatch.setattr(bt, "_busy_cpu_seconds", lambda: next(readings))
+    monkeypatch.setattr(bt.os, "getloadavg", lambda: (3.0, 3.0, 3.0))
+    load = bt._Load()                           # import: the clock reads 50.0
+    load.cores = 2
+    monkeypatch.setattr(bt, "_load", load)
+    assert load.others == 2                     # the guess: busy
+    assert bt.others_busy_now() == 0.0          # 10 ms after import: waits, then samples
+    assert slept == [pytest.approx(0.04)]
+    assert load.measured
+    # later calls sample only every min_interval seconds: 0.28 s later, 1 core busy
+    assert bt.others_busy_now() == pytest.approx(0.5)
+    assert slept == [pytest.approx(0.04)]
