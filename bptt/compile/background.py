@@ -59,6 +59,9 @@ import time
 import warnings
 
 from ..config import config
+# Imported with bptt, not at the first decision: the BLAS rule's load measure then
+# starts at import, so the first decision reads a sample without waiting for one.
+from ..link import blas_threads
 
 #: config attributes the child must not take from the parent
 _NOT_INHERITED = ("compile_in_background",)
@@ -212,8 +215,6 @@ MIN_FREE_CORES = 0.75
 def free_cores():
     """Cores neither this process nor the others keep busy (the BLAS threads rule's
     measure of the machine's busy CPU time)."""
-    from ..link import blas_threads
-
     return blas_threads.machine_cores() - blas_threads.others_busy_now() - 1
 
 
