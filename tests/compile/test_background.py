@@ -288,12 +288,23 @@ def test_a_forked_child_starts_with_an_empty_queue(monkeypatch):
         background._jobs = old_queue
 
 
-def test_the_first_result_comes_without_importing_numba_or_llvmlite(tmp_path):
-    # PY mode never imports numba; naming the graph for the cache must not either,
-    # or the background path's first result would wait for numba's import
+def _run_script(code, cache, timeout=120):
+    """Run `code` in a fresh interpreter with the background path on and `cache` as its
+    disk cache; its stdout's words (the run must succeed)."""
     import subprocess
     import sys
 
+    env = dict(os.environ, BPTT_CACHE_DIR=str(cache), BPTT_CHECK_IR="0",
+               BPTT_COMPILE_IN_BACKGROUND="1")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.split()
+
+
+def test_the_first_result_comes_without_importing_numba_or_llvmlite(tmp_path):
+    # PY mode never imports numba; naming the graph for the cache must not either,
+    # or the background path's first result would wait for numba's import
     code = """if True:
         import sys
         import numpy as np
@@ -307,12 +318,7 @@ def test_the_first_result_comes_without_importing_numba_or_llvmlite(tmp_path):
         f(np.ones(3))
         print(f.running_mode, "numba" in sys.modules, "llvmlite" in sys.modules)
     """
-    env = dict(os.environ, BPTT_CACHE_DIR=str(tmp_path / "cache"), BPTT_CHECK_IR="0",
-               BPTT_COMPILE_IN_BACKGROUND="1")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["PY", "False", "False"]
+    assert _run_script(code, tmp_path / "cache", timeout=600) == ["PY", "False", "False"]
 
 
 def test_a_forked_process_runs_the_parents_functions_in_py_mode(fresh_cache, monkeypatch):
@@ -339,9 +345,6 @@ def test_a_forked_process_runs_the_parents_functions_in_py_mode(fresh_cache, mon
 def test_exit_drops_a_function_not_handed_on_yet(tmp_path):
     # built, never called, the process exits long before the limit: the queue's thread,
     # waiting for the function to be due, does not hold the exit back, and no child ran
-    import subprocess
-    import sys
-
     code = """if True:
         import bptt
         import bptt.tensor as T
@@ -353,12 +356,7 @@ def test_exit_drops_a_function_not_handed_on_yet(tmp_path):
         print(f.running_mode)
     """
     cache = tmp_path / "cache"
-    env = dict(os.environ, BPTT_CACHE_DIR=str(cache), BPTT_CHECK_IR="0",
-               BPTT_COMPILE_IN_BACKGROUND="1")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["PY"]
+    assert _run_script(code, cache) == ["PY"]
     assert not (cache / "graphs").exists() or not any((cache / "graphs").iterdir())
 
 
@@ -381,9 +379,6 @@ def _compiling_children(cache):
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
 def test_exit_after_the_first_call_stops_the_child(tmp_path):
     # the child starts once the first call has returned, as the script exits
-    import subprocess
-    import sys
-
     code = """if True:
         import numpy as np
         import bptt
@@ -399,10 +394,5 @@ def test_exit_after_the_first_call_stops_the_child(tmp_path):
         print(f.running_mode, background._state["running"] is not None)
     """
     cache = tmp_path / "cache"
-    env = dict(os.environ, BPTT_CACHE_DIR=str(cache), BPTT_CHECK_IR="0",
-               BPTT_COMPILE_IN_BACKGROUND="1")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["PY", "True"]
+    assert _run_script(code, cache) == ["PY", "True"]
     assert _soon(lambda: not _compiling_children(cache), seconds=1)   # stopped, not done
