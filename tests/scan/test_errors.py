@@ -80,6 +80,30 @@ def test_bad_output_taps(taps, match):
            outputs_info=dict(initial=T.dmatrix("x0"), taps=taps))
 
 
+@pytest.mark.parametrize("tap", [-1.5, 0.5, True, T.iscalar("k")])
+@pytest.mark.parametrize("where", ["sequences", "outputs_info"])
+def test_a_tap_that_is_not_an_integer_is_refused(where, tap):
+    """int() would truncate -1.5 to -1 (and read True as 1): a silently different loop."""
+    entry = (dict(input=T.dvector("u"), taps=[tap]) if where == "sequences"
+             else dict(initial=T.dvector("x0"), taps=[-2, tap]))
+    with pytest.raises(TypeError) as info:
+        bptt.scan(lambda *a: a[0] * 2, name="rnn", n_steps=2, **{where: [entry]})
+    for part in ("scan 'rnn'", f"{where}[0]", f"tap {tap!r}", "not an integer"):
+        assert part in str(info.value)
+
+
+def test_empty_sequence_taps_are_refused():
+    """taps=[] would pass no slice, yet the sequence still bounds the steps: refused."""
+    _fails(ValueError, r"sequences\[0\]: taps=\[\] gives the step function no slice.*taps=\[0\]",
+           fn=lambda *a: T.constant(1.0), sequences=dict(input=T.dvector("u"), taps=[]))
+
+
+def test_numpy_integer_taps_are_accepted():
+    u = T.dvector("u")
+    out, _ = bptt.scan(lambda a, b: a - b, sequences=dict(input=u, taps=np.array([2, 0])))
+    assert bptt.function([u], out, mode="PY")(np.arange(5.0) ** 2).tolist() == [4, 8, 12]
+
+
 def test_updates_between_outputs():
     s = bptt.shared(0.0)
     _fails(ValueError, "updates in the middle",
