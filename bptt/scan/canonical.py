@@ -295,17 +295,16 @@ def length_checked(s, steps, label):
     every slice lacks ``hi - lo`` rows (a lone future tap forwards, a lone
     past tap backwards, a symbolic direction), an empty slice cannot tell a
     sequence of exactly ``hi - lo`` rows (zero steps) from a shorter one.
-    The message is the op's.
+    The message is the op's template, the user's names escaped (a label such
+    as ``Reshape{ndim=3}`` holds braces).
     """
     from ..tensor.assertion import check
     from ..tensor.math import ge
+    from .op import taps_too_short
 
     if s.span == 0 or min(_tap_offset(s, k, steps.flip) for k in s.taps) < s.span:
         return s.var
     n = steps.count if steps.count is not None else np.int64(0)
     rows, need = s.var.shape[0], n + s.span
-    return check(s.var, ge(rows, need),
-                 f"{label}: sequence {s.label} (taps {list(s.taps)}) has {{}} rows, but {{}} steps "
-                 f"with these taps need {{}} (n_steps + {s.span}); pass a longer sequence or a "
-                 f"smaller n_steps", rows, n, need)
+    return check(s.var, ge(rows, need), taps_too_short(label, s), rows, n, need)
 

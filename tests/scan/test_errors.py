@@ -170,6 +170,26 @@ def test_sequence_too_short_is_a_call_time_error(mode, n):
         assert len(f(np.arange(2.0))) == 0     # exactly the taps' span: zero steps
 
 
+@pytest.mark.parametrize("taps, backwards", [([1], False), ([-1], True)])
+def test_a_lone_tap_checks_a_sequence_whose_name_holds_braces(mode, taps, backwards):
+    """The check of a sequence no slice shows (a lone future tap forwards, a lone past tap
+    backwards) builds a str.format template from the names: their braces are text."""
+    u, W = T.dvector("u{t}"), T.dmatrix("W")
+    out, _ = bptt.scan(lambda a: a * 2, sequences=dict(input=u, taps=taps),
+                       go_backwards=backwards, name="rnn{0}")
+    f = bptt.function([u], out, mode=mode)
+    assert f(np.arange(3.0)).tolist() == ([2, 4] if not backwards else [2, 0])
+    assert len(f(np.arange(1.0))) == 0
+    with pytest.raises(ValueError) as info:
+        f(np.arange(0.0))
+    for part in ("scan 'rnn{0}'", "sequence 'u{t}'", "has 0 rows, but 0 steps"):
+        assert part in str(info.value)
+    unnamed, _ = bptt.scan(lambda a: a, sequences=dict(input=T.dot(W, W), taps=taps),
+                           go_backwards=backwards)   # its label: output 0 of Dot{...}
+    row = [0, 1] if not backwards else [1, 0]     # forwards tap 1 reads row 1, backwards -1 row 0
+    assert bptt.function([W], unnamed, mode=mode)(np.eye(2)).tolist() == [row]
+
+
 def test_run_time_shape_change_names_the_step():
     x = T.dvector("x")
     out, _ = bptt.scan(lambda i, h: h[: i + 1] + 1, sequences=T.arange(3),
