@@ -111,9 +111,10 @@ def canonical_sequences(sequences, label):
         else:
             var, taps = s, [0]
         var = as_tensor(var, what)
-        taps = tuple(int(k) for k in _as_list(taps if taps is not None else [0]))
+        taps = _tap_tuple([0] if taps is None else taps, what)
         if not taps:
-            taps = (0,)
+            raise ValueError(f"{what}: taps=[] gives the step function no slice of the "
+                             f"sequence; use taps=[0] for its current row, or drop it")
         if var.ndim == 0:
             raise TypeError(f"{what}, {value_name(var)}, is a scalar; a sequence needs a leading "
                             f"dimension to iterate over")
@@ -136,7 +137,7 @@ def _output_spec(entry, p, label):
     _check_dict_keys(entry, _OUTPUT_KEYS, what)
     init = entry.get("initial")
     taps = entry["taps"] if "taps" in entry else ([-1] if init is not None else [])
-    taps = tuple(int(k) for k in _as_list(taps))
+    taps = _tap_tuple(taps, what)
     if init is None:
         if taps:
             raise ValueError(f"{what} asks for taps {list(taps)} but gives no initial state; "
@@ -175,6 +176,17 @@ def _check_dict_keys(entry, allowed, what):
     raise ValueError(f"{what} has the key {key!r}, which scan does not know{hint}; the keys "
                      f"are {', '.join(repr(k) for k in allowed)}, e.g. "
                      f"dict({allowed[0]}=..., taps=[...])")
+
+
+def _tap_tuple(taps, what):
+    """`taps` as a tuple of Python ints; a float (-1.5), bool or symbolic tap is a TypeError
+    (a tap is a whole number of steps, and `int()` would truncate it silently)."""
+    taps = taps.tolist() if isinstance(taps, np.ndarray) else _as_list(taps)
+    for k in taps:
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+            raise TypeError(f"{what}: tap {k!r} in taps {taps!r} is not an integer; a tap is "
+                            f"a whole number of steps, like -2 or 1")
+    return tuple(int(k) for k in taps)
 
 
 def _check_output_taps(taps, what):
@@ -283,17 +295,16 @@ def length_checked(s, steps, label):
     every slice lacks ``hi - lo`` rows (a lone future tap forwards, a lone
     past tap backwards, a symbolic direction), an empty slice cannot tell a
     sequence of exactly ``hi - lo`` rows (zero steps) from a shorter one.
-    The message is the op's.
+    The message is the op's template, the user's names escaped (a label such
+    as ``Reshape{ndim=3}`` holds braces).
     """
     from ..tensor.assertion import check
     from ..tensor.math import ge
+    from .op import taps_too_short
 
     if s.span == 0 or min(_tap_offset(s, k, steps.flip) for k in s.taps) < s.span:
         return s.var
     n = steps.count if steps.count is not None else np.int64(0)
     rows, need = s.var.shape[0], n + s.span
-    return check(s.var, ge(rows, need),
-                 f"{label}: sequence {s.label} (taps {list(s.taps)}) has {{}} rows, but {{}} steps "
-                 f"with these taps need {{}} (n_steps + {s.span}); pass a longer sequence or a "
-                 f"smaller n_steps", rows, n, need)
+    return check(s.var, ge(rows, need), taps_too_short(label, s), rows, n, need)
 

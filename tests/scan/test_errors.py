@@ -80,6 +80,30 @@ def test_bad_output_taps(taps, match):
            outputs_info=dict(initial=T.dmatrix("x0"), taps=taps))
 
 
+@pytest.mark.parametrize("tap", [-1.5, 0.5, True, T.iscalar("k")])
+@pytest.mark.parametrize("where", ["sequences", "outputs_info"])
+def test_a_tap_that_is_not_an_integer_is_refused(where, tap):
+    """int() would truncate -1.5 to -1 (and read True as 1): a silently different loop."""
+    entry = (dict(input=T.dvector("u"), taps=[tap]) if where == "sequences"
+             else dict(initial=T.dvector("x0"), taps=[-2, tap]))
+    with pytest.raises(TypeError) as info:
+        bptt.scan(lambda *a: a[0] * 2, name="rnn", n_steps=2, **{where: [entry]})
+    for part in ("scan 'rnn'", f"{where}[0]", f"tap {tap!r}", "not an integer"):
+        assert part in str(info.value)
+
+
+def test_empty_sequence_taps_are_refused():
+    """taps=[] would pass no slice, yet the sequence still bounds the steps: refused."""
+    _fails(ValueError, r"sequences\[0\]: taps=\[\] gives the step function no slice.*taps=\[0\]",
+           fn=lambda *a: T.constant(1.0), sequences=dict(input=T.dvector("u"), taps=[]))
+
+
+def test_numpy_integer_taps_are_accepted():
+    u = T.dvector("u")
+    out, _ = bptt.scan(lambda a, b: a - b, sequences=dict(input=u, taps=np.array([2, 0])))
+    assert bptt.function([u], out, mode="PY")(np.arange(5.0) ** 2).tolist() == [4, 8, 12]
+
+
 def test_updates_between_outputs():
     s = bptt.shared(0.0)
     _fails(ValueError, "updates in the middle",
@@ -144,6 +168,26 @@ def test_sequence_too_short_is_a_call_time_error(mode, n):
     if n is None:
         assert "0 steps with these taps need 2" in msg
         assert len(f(np.arange(2.0))) == 0     # exactly the taps' span: zero steps
+
+
+@pytest.mark.parametrize("taps, backwards", [([1], False), ([-1], True)])
+def test_a_lone_tap_checks_a_sequence_whose_name_holds_braces(mode, taps, backwards):
+    """The check of a sequence no slice shows (a lone future tap forwards, a lone past tap
+    backwards) builds a str.format template from the names: their braces are text."""
+    u, W = T.dvector("u{t}"), T.dmatrix("W")
+    out, _ = bptt.scan(lambda a: a * 2, sequences=dict(input=u, taps=taps),
+                       go_backwards=backwards, name="rnn{0}")
+    f = bptt.function([u], out, mode=mode)
+    assert f(np.arange(3.0)).tolist() == ([2, 4] if not backwards else [2, 0])
+    assert len(f(np.arange(1.0))) == 0
+    with pytest.raises(ValueError) as info:
+        f(np.arange(0.0))
+    for part in ("scan 'rnn{0}'", "sequence 'u{t}'", "has 0 rows, but 0 steps"):
+        assert part in str(info.value)
+    unnamed, _ = bptt.scan(lambda a: a, sequences=dict(input=T.dot(W, W), taps=taps),
+                           go_backwards=backwards)   # its label: output 0 of Dot{...}
+    row = [0, 1] if not backwards else [1, 0]     # forwards tap 1 reads row 1, backwards -1 row 0
+    assert bptt.function([W], unnamed, mode=mode)(np.eye(2)).tolist() == [row]
 
 
 def test_run_time_shape_change_names_the_step():
