@@ -43,10 +43,10 @@ def __rmatmul__(self, other): return _m().matmul(other, self)
 def __neg__(self): return _m().neg(self)
 def __pos__(self): return self
 def __abs__(self): return _m().abs(self)
-def __lt__(self, other): return _m().lt(self, other)
-def __le__(self, other): return _m().le(self, other)
-def __gt__(self, other): return _m().gt(self, other)
-def __ge__(self, other): return _m().ge(self, other)
+def __lt__(self, other): return _comparison(_m().lt(self, other))
+def __le__(self, other): return _comparison(_m().le(self, other))
+def __gt__(self, other): return _comparison(_m().gt(self, other))
+def __ge__(self, other): return _comparison(_m().ge(self, other))
 def __and__(self, other): return _m().and_(self, other)
 def __rand__(self, other): return _m().and_(other, self)
 def __or__(self, other): return _m().or_(self, other)
@@ -75,6 +75,22 @@ def __iter__(self):
 
 def __len__(self):
     raise TypeError("len() of a symbolic tensor is unknown; use x.shape[0]")
+
+
+def _comparison(result):
+    result._from_comparison_operator = True
+    return result
+
+
+def __bool__(self):
+    # Theano's rule, which its programs rely on (``if not input: input = T.matrix()``): a
+    # variable is true, except the result of ``<``, ``<=``, ``>``, ``>=``, so that a chained
+    # ``a < b < c`` (Python's ``(a < b) and (b < c)``) fails instead of dropping ``a < b``.
+    if getattr(self, "_from_comparison_operator", False):
+        raise TypeError("the truth value of a symbolic comparison is unknown when the graph is "
+                        "built: a < b < c is (a < b) and (b < c); write "
+                        "T.and_(a < b, b < c), or T.switch(cond, x, y) to choose a value")
+    return True
 
 
 def _prop(fn):

@@ -199,13 +199,13 @@ class TensorVariable(Variable):
     """A symbolic array; supports NumPy-style operators and methods."""
 
     from ._operators import (  # noqa: E402  (mixin methods defined in one place)
-        __abs__, __add__, __and__, __floordiv__, __ge__, __getitem__, __gt__, __invert__,
-        __iter__, __le__, __len__, __lt__, __matmul__, __mod__, __mul__, __neg__, __or__,
-        __pos__, __pow__, __radd__, __rand__, __rfloordiv__, __rmatmul__, __rmod__, __rmul__,
-        __ror__, __rpow__, __rsub__, __rtruediv__, __rxor__, __sub__, __truediv__, __xor__,
-        T, all, any, argmax, argmin, astype, clip, dimshuffle, dot, flatten, max, mean, min,
-        ndim, nonzero_values, prod, reshape, shape, size, std, sum, transpose, var, dtype,
-        broadcastable, squeeze, cumsum, copy, round,
+        __abs__, __add__, __and__, __bool__, __floordiv__, __ge__, __getitem__, __gt__,
+        __invert__, __iter__, __le__, __len__, __lt__, __matmul__, __mod__, __mul__,
+        __neg__, __or__, __pos__, __pow__, __radd__, __rand__, __rfloordiv__, __rmatmul__,
+        __rmod__, __rmul__, __ror__, __rpow__, __rsub__, __rtruediv__, __rxor__, __sub__,
+        __truediv__, __xor__, T, all, any, argmax, argmin, astype, clip, dimshuffle, dot,
+        flatten, max, mean, min, ndim, nonzero_values, prod, reshape, shape, size, std, sum,
+        transpose, var, dtype, broadcastable, squeeze, cumsum, copy, round,
     )
     __hash__ = Variable.__hash__
 

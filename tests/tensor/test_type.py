@@ -160,3 +160,19 @@ def test_filter_checks_ndim_and_static_shape():
         t.filter(np.zeros((3, 1)))
     with pytest.raises(TypeError, match="expected a numpy array of dtype float64"):
         t.filter([[1.0]], strict=True)
+
+
+def test_a_variable_is_true_and_a_comparison_has_no_truth_value(mode):
+    # Theano's rule: `if not input: input = T.matrix()` (DeepLearningTutorials' rbm.py) keeps
+    # the given variable; only the result of <, <=, >, >= refuses (a < b < c would drop a < b)
+    x = T.matrix("x")
+    given = x * 2
+    chosen = given if given else T.matrix("unused")
+    assert chosen is given and bool(T.constant(0.0)) and not (not x)
+    np.testing.assert_allclose(bptt.function([x], chosen, mode=mode)(np.ones((1, 2))), [[2, 2]])
+    for comparison in (x < 1, x <= 1, x > 1, x >= 1, 1 < x):
+        with pytest.raises(TypeError, match="T.and_"):
+            bool(comparison)
+    with pytest.raises(TypeError, match="truth value of a symbolic comparison"):
+        0 < x < 1  # noqa: B015  (the chained comparison under test)
+    assert T.eq(x, 1) and T.lt(x, 1)   # the functions build values, not operator chains
