@@ -23,6 +23,7 @@ from . import (basic as basic, blas as blas, elemwise as elemwise, nnet as nnet,
                opt as opt, shared_randomstreams as shared_randomstreams, sharedvar as sharedvar,
                subtensor as subtensor, xlogx as xlogx)
 from .basic import (addbroadcast as addbroadcast, diag as diag,  # noqa: E402
+                    flatten as flatten,
                     patternbroadcast as patternbroadcast, unbroadcast as unbroadcast)
 
 

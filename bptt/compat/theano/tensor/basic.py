@@ -1,4 +1,4 @@
-"""``theano.tensor.basic``: broadcast-pattern helpers and ``diag``."""
+"""``theano.tensor.basic``: broadcast-pattern helpers, ``diag`` and ``flatten``."""
 from __future__ import annotations
 
 import bptt.tensor as _t
@@ -38,6 +38,14 @@ def diag(x):
         i = _t.arange(k)
         return x[i, i]
     raise TypeError(f"diag: expected a vector or a matrix, got {x.type}")
+
+
+def flatten(x, ndim=None, outdim=None):
+    """`x` with its trailing dimensions collapsed into one, `ndim` dimensions in all
+    (1 by default); `outdim` is Theano's older name for `ndim`."""
+    if ndim is not None and outdim is not None:
+        raise ValueError("flatten: give ndim or its older name outdim, not both")
+    return _t.flatten(x, ndim or outdim or 1)
 
 
 def _get_atol_rtol(a, b):
