@@ -41,6 +41,28 @@ for _p, _dt in _prefix.items():
 bscalar = globals()["bscalar"]
 
 
+def _plural(make, single):
+    """Theano's ``dscalars('x', 'y')``: one new variable per name; one string names one
+    variable per character (``scalars('abc')``), an int n gives n unnamed ones, and a
+    single one-character name gives the variable itself."""
+    def many(*names):
+        if len(names) == 1 and isinstance(names[0], int):
+            return [make() for _ in range(names[0])]
+        if len(names) == 1:
+            names = names[0]
+        return make(names) if len(names) == 1 else [make(n) for n in names]
+
+    many.__doc__ = f"New variables as `{single}` makes them, one per name (see `_plural`)."
+    return many
+
+
+for _p in ("", "f", "d", "i", "l"):
+    for _kind, _plural_name in (("scalar", "scalars"), ("vector", "vectors"),
+                                ("matrix", "matrices"), ("tensor3", "tensor3s"),
+                                ("tensor4", "tensor4s")):
+        globals()[_p + _plural_name] = _plural(globals()[_p + _kind], _p + _kind)
+
+
 def _lazy_subtensor():
     from .subtensor import inc_subtensor, set_subtensor
 

@@ -376,3 +376,8 @@ def test_verify_grad_takes_theano_arguments():
 def _wrong_gradient(a):
     # a * zero_grad(a): the value of a ** 2, the gradient of a * c: half the true one.
     return (a * theano.gradient.zero_grad(a)).sum()
+
+
+def test_plural_row_and_column_constructors():
+    r, s = T.drows("r", "s")
+    assert s.name == "s" and s.type.shape == (1, None) and T.fcols(1)[0].type.dtype == "float32"

@@ -43,4 +43,7 @@ for _p, _dt in {"": None, "b": "int8", "w": "int16", "i": "int32", "l": "int64",
                 "f": "float32", "d": "float64"}.items():
     globals()[_p + "row"] = _typed(_dt, (1, None), _p + "row")
     globals()[_p + "col"] = _typed(_dt, (None, 1), _p + "col")
+    if _p in ("", "f", "d", "i", "l"):
+        globals()[_p + "rows"] = _t._plural(globals()[_p + "row"], _p + "row")
+        globals()[_p + "cols"] = _t._plural(globals()[_p + "col"], _p + "col")
 del _p, _dt
