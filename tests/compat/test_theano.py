@@ -381,3 +381,10 @@ def _wrong_gradient(a):
 def test_plural_row_and_column_constructors():
     r, s = T.drows("r", "s")
     assert s.name == "s" and s.type.shape == (1, None) and T.fcols(1)[0].type.dtype == "float32"
+
+
+def test_pp_prints_the_expression():
+    from bptt.compat.theano import pp
+
+    x = T.dscalar("x")
+    assert pp(T.tanh(x * 2)) == theano.printing.pprint(T.tanh(x * 2)) == "tanh((x * 2.0))"
