@@ -388,3 +388,18 @@ def test_pp_prints_the_expression():
 
     x = T.dscalar("x")
     assert pp(T.tanh(x * 2)) == theano.printing.pprint(T.tanh(x * 2)) == "tanh((x * 2.0))"
+
+
+def test_function_copy_swaps_shared_variables_and_deletes_updates(mode):
+    # the tutorial's accumulator (doc/tutorial/examples.txt, "Copying functions")
+    state, new_state = theano.shared(0), theano.shared(0)
+    inc = T.iscalar("inc")
+    acc = theano.function([inc], state, updates=[(state, state + inc)], mode=mode)
+    acc(10)
+    swapped = acc.copy(swap={state: new_state})
+    assert swapped(100) == 0 and new_state.get_value() == 100 and state.get_value() == 10
+    frozen = acc.copy(delete_updates=True)
+    assert frozen(9000) == 10 and state.get_value() == 10
+    assert acc(1) == 10 and state.get_value() == 11
+    with pytest.raises(TypeError, match="another type"):
+        acc.copy(swap={state: theano.shared(0.5)})
