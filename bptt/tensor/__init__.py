@@ -3,7 +3,8 @@ from ..config import config as _config
 from . import nnet as nnet
 from .basic import (alloc, arange, cast, concatenate, full, join, ones, ones_like, second,
                     stack, tensor_copy, zero_grad, zeros, zeros_like)
-from .extra import batched_dot, max_and_argmax, repeat, tensordot, tile
+from .extra import (argsort, batched_dot, max_and_argmax, repeat, sort, tensordot,
+                    tile)
 from .math import (abs, add, all, and_, any, argmax, argmin, bitwise_and, bitwise_or,
                    bitwise_xor, ceil, clip, cos, cumsum, dot, eq, exp, expm1, floor, ge, gt,
                    int_div, invert, isinf, isnan, le, log, log1p, log_sigmoid, logical_and,

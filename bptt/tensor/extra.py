@@ -1,5 +1,5 @@
 """NumPy array functions Theano offered, composed of existing ops: `tile`, `repeat`,
-`tensordot`, `batched_dot`, `max_and_argmax`.
+`tensordot`, `batched_dot`, `max_and_argmax`, `argsort`, `sort`.
 
 Each is a graph of `DimShuffle`, `BroadcastTo`, `Reshape`, `Dot`, indexing and
 reductions, so it has no op, lowering or gradient rule of its own (STYLE rule
@@ -14,6 +14,10 @@ reductions, so it has no op, lowering or gradient rule of its own (STYLE rule
   front of `b`, both folded into matrices, one `Dot`, the result unfolded.
 - ``batched_dot(a, b)``: ``dot(a[i], b[i])`` for every i of the first axis,
   as a broadcast product summed over the contracted axis.
+- ``sort(x, axis)``: `x` indexed by ``argsort(x, axis)`` (the `Argsort` op)
+  along `axis` and by aranges along the others (NumPy's ``take_along_axis``),
+  so its gradient is the indexing's: each entry's gradient goes back to the
+  position it came from.
 """
 from __future__ import annotations
 
@@ -21,11 +25,12 @@ import builtins
 
 import numpy as np
 
-from .math import _size, argmax, dot, max, sum
+from .basic import arange
+from .math import Argsort, _size, argmax, dot, max, sum
 from .shape import broadcast_to, dimshuffle, reshape, shape_i, shape_padaxis
 from .type import as_tensor_variable
 
-__all__ = ["tile", "repeat", "tensordot", "batched_dot", "max_and_argmax"]
+__all__ = ["tile", "repeat", "tensordot", "batched_dot", "max_and_argmax", "argsort", "sort"]
 
 
 def tile(x, reps, ndim=None):
@@ -116,3 +121,46 @@ def batched_dot(a, b):
 def max_and_argmax(x, axis=None, keepdims=False):
     """``(max(x, axis), argmax(x, axis))``, as Theano's ``max_and_argmax``."""
     return max(x, axis, keepdims), argmax(x, axis, keepdims)
+
+
+def _no_order(order, what):
+    if order is not None:
+        raise ValueError(f"{what}: order (fields of a structured array) is not supported")
+
+
+def _sort_axis(x, axis, what):
+    x = as_tensor_variable(x)
+    if x.ndim == 0:
+        raise ValueError(f"{what}: the input must have at least one dimension, got {x.type}")
+    if axis is None:
+        return reshape(x, [_size(x, range(x.ndim))], ndim=1), 0
+    if not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"{what}: axis must be an int in [-{x.ndim}, {x.ndim}) or None, "
+                         f"got {axis!r}")
+    return x, int(axis) % x.ndim
+
+
+def argsort(x, axis=-1, kind=None, order=None):
+    """NumPy's ``argsort`` (stable: equal entries keep their order; NaN last); with
+    axis None, the indices that sort the flattened input. `kind` is accepted for
+    NumPy's and Theano's signature (every kind's result is a stable sort's)."""
+    _no_order(order, "argsort")
+    x, axis = _sort_axis(x, axis, "argsort")
+    return Argsort(axis)(x)
+
+
+def sort(x, axis=-1, kind=None, order=None):
+    """NumPy's ``sort`` along `axis` (the flattened input for None); `kind` as in
+    `argsort`."""
+    _no_order(order, "sort")
+    x, axis = _sort_axis(x, axis, "sort")
+    order = Argsort(axis)(x)
+    index = []
+    for i in range(x.ndim):
+        if i == axis:
+            index.append(order)
+        else:   # arange along axis i, broadcast against the order's other axes
+            pattern = ["x"] * x.ndim
+            pattern[i] = 0
+            index.append(dimshuffle(arange(shape_i(x, i)), pattern))
+    return x[tuple(index)]

@@ -1,4 +1,4 @@
-"""tile, repeat, tensordot, batched_dot, max_and_argmax (bptt/tensor/extra.py): NumPy's
+"""tile, repeat, tensordot, batched_dot, max_and_argmax, sort (bptt/tensor/extra.py): NumPy's
 values, verify_grad's gradients, in both modes, and under Theano's names."""
 import numpy as np
 import pytest
@@ -32,6 +32,9 @@ CASES = [  # (name, graph of the inputs, NumPy function of the values, input val
      lambda a, b: np.einsum("bj,bcjk->bck", a, b), [M, RNG.standard_normal((2, 2, 3, 2))]),
     ("max_and_argmax", lambda x: T.max_and_argmax(x, axis=1)[0],
      lambda x: x.max(axis=1), [A3]),
+    ("sort axis 1", lambda x: T.sort(x, axis=1) * np.arange(3.0)[:, None],
+     lambda x: np.sort(x, axis=1) * np.arange(3.0)[:, None], [A3]),
+    ("sort flattened", lambda x: T.sort(x, axis=None) ** 2, lambda x: np.sort(x, None) ** 2, [M]),
 ]
 
 
@@ -79,3 +82,30 @@ def test_errors_name_the_fix():
         T.stack([x, x], x)
     with pytest.raises(ValueError, match="not both"):
         TT.flatten(x, ndim=1, outdim=1)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+def test_argsort_is_numpy_s_stable_sort_with_nan_last(axis, mode):
+    values = RNG.integers(0, 3, (4, 6)).astype(float)   # many ties
+    values[1, 2] = values[3, 0] = np.nan
+    x = T.dmatrix("x")
+    order, ordered = bptt.function([x], [TT.argsort(x, axis), T.sort(x, axis)], mode=mode)(values)
+    np.testing.assert_array_equal(order, np.argsort(values, axis=axis, kind="stable"))
+    np.testing.assert_array_equal(ordered, np.sort(values, axis=axis))
+    assert order.dtype == np.int64
+
+
+def test_argsort_of_a_transposed_3d_input(mode):
+    x = T.dtensor3("x")
+    values = RNG.standard_normal((3, 4, 5))
+    got = bptt.function([x], T.argsort(x.dimshuffle(2, 0, 1), axis=1), mode=mode)(values)
+    np.testing.assert_array_equal(got, np.argsort(values.transpose(2, 0, 1), axis=1))
+
+
+def test_sort_errors():
+    with pytest.raises(ValueError, match="axis must be"):
+        T.sort(T.dmatrix(), axis=2)
+    with pytest.raises(ValueError, match="at least one dimension"):
+        T.argsort(T.dscalar())
+    with pytest.raises(ValueError, match="order"):
+        T.sort(T.dvector(), order="f")
