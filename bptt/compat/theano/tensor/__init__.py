@@ -25,6 +25,14 @@ from . import (basic as basic, blas as blas, elemwise as elemwise, nnet as nnet,
 from .basic import (addbroadcast as addbroadcast, diag as diag,  # noqa: E402
                     flatten as flatten,
                     patternbroadcast as patternbroadcast, unbroadcast as unbroadcast)
+from .basic import (abs_ as abs_, allclose as allclose, eye as eye,  # noqa: E402
+                    floor_div as floor_div, horizontal_stack as horizontal_stack,
+                    identity_like as identity_like, inv as inv, iround as iround,
+                    isclose as isclose, largest as largest, mean as mean, prod as prod,
+                    round as round, round_half_away_from_zero as round_half_away_from_zero,
+                    round_half_to_even as round_half_to_even, smallest as smallest,
+                    stacklists as stacklists, sum as sum, swapaxes as swapaxes, tri as tri,
+                    tril as tril, triu as triu, vertical_stack as vertical_stack)
 
 
 def _typed(dtype, shape, kind):
