@@ -132,6 +132,7 @@ class Module:
             problems.append(f"missing entries: {', '.join(missing)}")
         if strict and extra:
             problems.append(f"unexpected entries: {', '.join(extra)}")
+        by_name = bool(problems)
         values = {}
         for name, var in mine.items():
             if name not in state:
@@ -146,8 +147,9 @@ class Module:
                 value = value.astype(want.dtype)
             values[name] = value
         if problems:
+            hint = " (pass strict=False to ignore missing and extra names)" if by_name else ""
             raise ValueError(f"{type(self).__name__}.load_state_dict: " + "; ".join(problems)
-                             + " (pass strict=False to ignore missing and extra names)")
+                             + hint)
         for name, value in values.items():
             mine[name].set_value(value)
 

@@ -3,6 +3,8 @@ from ..config import config as _config
 from . import nnet as nnet
 from .basic import (alloc, arange, cast, concatenate, full, join, ones, ones_like, second,
                     stack, tensor_copy, zero_grad, zeros, zeros_like)
+from .extra import (argsort, batched_dot, max_and_argmax, repeat, sort, tensordot,
+                    tile)
 from .math import (abs, add, all, and_, any, argmax, argmin, bitwise_and, bitwise_or,
                    bitwise_xor, ceil, clip, cos, cumsum, dot, eq, exp, expm1, floor, ge, gt,
                    int_div, invert, isinf, isnan, le, log, log1p, log_sigmoid, logical_and,
@@ -38,6 +40,28 @@ for _p, _dt in _prefix.items():
     for _n, _kind in enumerate(("scalar", "vector", "matrix", "tensor3", "tensor4")):
         globals()[_p + _kind] = _maker(_n, _dt)
 bscalar = globals()["bscalar"]
+
+
+def _plural(make, single):
+    """Theano's ``dscalars('x', 'y')``: one new variable per name; one string names one
+    variable per character (``scalars('abc')``), an int n gives n unnamed ones, and a
+    single one-character name gives the variable itself."""
+    def many(*names):
+        if len(names) == 1 and isinstance(names[0], int):
+            return [make() for _ in range(names[0])]
+        if len(names) == 1:
+            names = names[0]
+        return make(names) if len(names) == 1 else [make(n) for n in names]
+
+    many.__doc__ = f"New variables as `{single}` makes them, one per name (see `_plural`)."
+    return many
+
+
+for _p in ("", "f", "d", "i", "l"):
+    for _kind, _plural_name in (("scalar", "scalars"), ("vector", "vectors"),
+                                ("matrix", "matrices"), ("tensor3", "tensor3s"),
+                                ("tensor4", "tensor4s")):
+        globals()[_p + _plural_name] = _plural(globals()[_p + _kind], _p + _kind)
 
 
 def _lazy_subtensor():

@@ -4,6 +4,7 @@ Every method forwards to the function of the op library that implements it;
 imports are local because the library itself builds on TensorVariable.
 """
 # ruff: noqa: N807
+import numpy as np
 
 
 def _m():
@@ -43,10 +44,10 @@ def __rmatmul__(self, other): return _m().matmul(other, self)
 def __neg__(self): return _m().neg(self)
 def __pos__(self): return self
 def __abs__(self): return _m().abs(self)
-def __lt__(self, other): return _m().lt(self, other)
-def __le__(self, other): return _m().le(self, other)
-def __gt__(self, other): return _m().gt(self, other)
-def __ge__(self, other): return _m().ge(self, other)
+def __lt__(self, other): return _comparison(_m().lt(self, other))
+def __le__(self, other): return _comparison(_m().le(self, other))
+def __gt__(self, other): return _comparison(_m().gt(self, other))
+def __ge__(self, other): return _comparison(_m().ge(self, other))
 def __and__(self, other): return _m().and_(self, other)
 def __rand__(self, other): return _m().and_(other, self)
 def __or__(self, other): return _m().or_(self, other)
@@ -75,6 +76,55 @@ def __iter__(self):
 
 def __len__(self):
     raise TypeError("len() of a symbolic tensor is unknown; use x.shape[0]")
+
+
+def _comparison(result):
+    result._from_comparison_operator = True
+    return result
+
+
+def __bool__(self):
+    # Theano's rule, which its programs rely on (``if not input: input = T.matrix()``): a
+    # variable is true, except the result of ``<``, ``<=``, ``>``, ``>=``, so that a chained
+    # ``a < b < c`` (Python's ``(a < b) and (b < c)``) fails instead of dropping ``a < b``.
+    if getattr(self, "_from_comparison_operator", False):
+        raise TypeError("the truth value of a symbolic comparison is unknown when the graph is "
+                        "built: a < b < c is (a < b) and (b < c); write "
+                        "T.and_(a < b, b < c), or T.switch(cond, x, y) to choose a value")
+    return True
+
+
+def eval(self, inputs_to_values=None):  # noqa: A001  (Theano's method name)
+    """The value of this variable, as Theano's ``Variable.eval``.
+
+    `inputs_to_values` maps each input variable the graph needs to a value
+    (converted as a function argument is, Python floats to floatX included);
+    shared variables give their current values. The graph runs on the
+    reference evaluator, without compiling: a quick look at a value. Shared
+    variables are read, never updated (random draws repeat; compile a
+    `bptt.function` to advance them).
+    """
+    from ..config import config
+    from ..graph.basic import Constant
+    from ..graph.evaluate import evaluate
+    from ..graph.fg import MissingInputError
+    from ..graph.traversal import graph_inputs
+    from .sharedvar import SharedVariable
+
+    givens = {}
+    for var, value in (inputs_to_values or {}).items():
+        if isinstance(value, float) and var.type.dtype == config.floatX:
+            value = np.asarray(value, dtype=var.type.dtype)   # as a function argument
+        givens[var] = var.type.filter(value, strict=False, what=f"eval: the value of {var}",
+                                      downcast_fix=f"round it: np.asarray(value, {var.dtype!r})")
+    for var in graph_inputs([self], blockers=givens):
+        if var in givens or isinstance(var, Constant):
+            continue
+        if not isinstance(var, SharedVariable):
+            raise MissingInputError(f"eval: the graph needs {var.describe()}; give its value: "
+                                    f"x.eval({{{var.name or 'variable'}: value}})")
+        givens[var] = var.get_value(borrow=True)
+    return evaluate([self], givens)[0]
 
 
 def _prop(fn):

@@ -306,11 +306,20 @@ def join(axis, *tensors):
     return concatenate(tensors, axis)
 
 
-def stack(tensors, axis=0):
-    """Stack tensors of one shape along a new axis."""
+def stack(*tensors, axis=0):
+    """Stack tensors of one shape along a new axis.
+
+    Called as ``stack([a, b], axis)`` (NumPy's form) or ``stack(a, b, c)`` (Theano's
+    older form, tensors as separate arguments, as Theano still accepts).
+    """
     from .shape import shape_padaxis
     from .type import result_dtype
 
+    if tensors and isinstance(tensors[0], (list, tuple)):
+        if len(tensors) > 2 or len(tensors) == 2 and not isinstance(tensors[1], (int, np.integer)):
+            raise TypeError("stack: pass the tensors as one list, then the axis: "
+                            "stack([a, b], axis=1)")
+        tensors, axis = tensors[0], tensors[1] if len(tensors) == 2 else axis
     tensors = [as_tensor_variable(t) for t in tensors]
     if not tensors:
         raise ValueError("stack needs at least one tensor")

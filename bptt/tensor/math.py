@@ -471,6 +471,41 @@ class Argmax(Op):
         return [tuple(s for i, s in enumerate(input_shapes[0]) if i != self.axis)]
 
 
+class Argsort(Op):
+    """The indices that sort `x` along `axis` (stably: ties keep their order; NaN
+    last, as NumPy), or that sort the flattened input for axis None."""
+
+    __props__ = ("axis",)
+    no_gradient = "integer output"
+
+    def __init__(self, axis):
+        self.axis = None if axis is None else int(axis)
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        if self.axis is not None and not 0 <= self.axis < x.ndim:
+            raise ValueError(f"argsort: axis {self.axis} is out of range for {x.type}")
+        if x.ndim == 0:
+            raise ValueError("argsort: the input must have at least one dimension")
+        shape = (_flat_size(x.type.shape),) if self.axis is None else x.type.shape
+        return Apply(self, [x], [TensorType("int64", shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        out = np.argsort(inputs[0], axis=self.axis, kind="stable")
+        output_storage[0][0] = out.astype("int64", copy=False)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        if self.axis is None:
+            from .shape import _product
+
+            return [(_product(input_shapes[0]),)]
+        return [input_shapes[0]]
+
+
+def _flat_size(shape):
+    return None if None in shape else int(np.prod(shape, dtype="int64"))
+
+
 def _keep(out, x, axes, keepdims):
     """`out` with size-1 dimensions where `axes` of `x` were reduced (if keepdims)."""
     if not keepdims:

@@ -180,10 +180,11 @@ class Reshape(Op):
 
     def perform(self, node, inputs, output_storage):
         x, shp = inputs
+        sizes = tuple(int(s) for s in shp)
         try:
-            output_storage[0][0] = np.reshape(x, tuple(int(s) for s in shp))
+            output_storage[0][0] = np.reshape(x, sizes)
         except ValueError as exc:
-            raise ValueError(f"cannot reshape an array of shape {x.shape} to {tuple(shp)}") from exc
+            raise ValueError(f"cannot reshape an array of shape {x.shape} to {sizes}") from exc
 
     def L_op(self, inputs, outputs, output_grads):
         from ..graph.gradient_types import disconnected_grad

@@ -71,7 +71,7 @@ class SharedVariable(Variable):
         conversions only). Without `borrow` the stored value never shares
         memory with `value`.
         """
-        v = self.type.filter(value, strict=False, allow_downcast=False, what=self._what())
+        v = self._filtered(value)
         if isinstance(v, np.ndarray):
             aliased = v is value or (isinstance(value, np.ndarray) and np.may_share_memory(v, value))
             if (aliased and not borrow) or not (v.flags.carray and v.dtype.isnative):
@@ -80,6 +80,9 @@ class SharedVariable(Variable):
         elif not borrow and v is value:
             v = copy.deepcopy(v)
         self.container[0] = v
+
+    def _filtered(self, value):
+        return self.type.filter(value, strict=False, allow_downcast=False, what=self._what())
 
     def _what(self):
         return f"shared variable {self.name!r}" if self.name else "shared variable"
@@ -100,6 +103,13 @@ class TensorSharedVariable(SharedVariable, TensorVariable):
     def __init__(self, type, value, name=None, borrow=False):
         TensorVariable.__init__(self, type, None, None, name)
         self._init_shared(value, False, False, borrow)
+
+    def _filtered(self, value):
+        # the fix of a lossy value is a cast: there is no function to compile with
+        # allow_input_downcast here
+        fix = f"accept the rounding: set_value(value.astype({self.dtype!r}))"
+        return self.type.filter(value, strict=False, allow_downcast=False, what=self._what(),
+                                downcast_fix=fix)
 
 
 def shared(value, name=None, borrow=False, shape=None):

@@ -93,14 +93,16 @@ class TensorType(Type):
                 and other.ndim == self.ndim
                 and all(a is None or a == b for a, b in zip(self.shape, other.shape)))
 
-    def filter(self, value, strict=False, allow_downcast=None, what=None):
+    def filter(self, value, strict=False, allow_downcast=None, what=None,
+               downcast_fix="compile with allow_input_downcast=True"):
         """Convert `value` to an array of this type or raise a TypeError that says why.
 
         A conversion that changes no value (a list of ints to float64, an int64
         array of small numbers to int32) is accepted; one that loses
         information needs `allow_downcast`, and so does any float value for an
         integer or boolean type (a float is never truncated silently, even
-        when it happens to be integral).
+        when it happens to be integral). `downcast_fix` ends the message of a
+        refused conversion: how the caller allows it.
         """
         what = what or "value"
         if isinstance(value, np.ndarray) and value.dtype.name == self.dtype:
@@ -110,7 +112,7 @@ class TensorType(Type):
                             f"got {type(value).__name__}"
                             f"{' of dtype ' + value.dtype.name if hasattr(value, 'dtype') else ''}")
         else:
-            arr = self._convert(value, allow_downcast, what)
+            arr = self._convert(value, allow_downcast, what, downcast_fix)
         if arr.ndim != self.ndim:
             raise TypeError(f"{what}: expected {self.ndim} dimension(s) for {self}, got an "
                             f"array of shape {arr.shape} ({arr.ndim} dimension(s))")
@@ -120,7 +122,7 @@ class TensorType(Type):
                                  f"got shape {arr.shape}")
         return arr
 
-    def _convert(self, value, allow_downcast, what):
+    def _convert(self, value, allow_downcast, what, downcast_fix):
         try:
             src = np.asarray(value)
         except Exception as exc:
@@ -140,7 +142,7 @@ class TensorType(Type):
             return arr
         raise TypeError(
             f"{what}: converting {src.dtype.name} to {self.dtype} would lose information; "
-            f"pass a {self.dtype} array, or compile with allow_input_downcast=True")
+            f"pass a {self.dtype} array, or {downcast_fix}")
 
     def value_signature(self, value):
         return (value.dtype.name, value.shape, value.tobytes())
@@ -199,13 +201,13 @@ class TensorVariable(Variable):
     """A symbolic array; supports NumPy-style operators and methods."""
 
     from ._operators import (  # noqa: E402  (mixin methods defined in one place)
-        __abs__, __add__, __and__, __floordiv__, __ge__, __getitem__, __gt__, __invert__,
-        __iter__, __le__, __len__, __lt__, __matmul__, __mod__, __mul__, __neg__, __or__,
-        __pos__, __pow__, __radd__, __rand__, __rfloordiv__, __rmatmul__, __rmod__, __rmul__,
-        __ror__, __rpow__, __rsub__, __rtruediv__, __rxor__, __sub__, __truediv__, __xor__,
-        T, all, any, argmax, argmin, astype, clip, dimshuffle, dot, flatten, max, mean, min,
-        ndim, nonzero_values, prod, reshape, shape, size, std, sum, transpose, var, dtype,
-        broadcastable, squeeze, cumsum, copy, round,
+        __abs__, __add__, __and__, __bool__, __floordiv__, __ge__, __getitem__, __gt__,
+        __invert__, __iter__, __le__, __len__, __lt__, __matmul__, __mod__, __mul__,
+        __neg__, __or__, __pos__, __pow__, __radd__, __rand__, __rfloordiv__, __rmatmul__,
+        __rmod__, __rmul__, __ror__, __rpow__, __rsub__, __rtruediv__, __rxor__, __sub__,
+        __truediv__, __xor__, T, all, any, argmax, argmin, astype, clip, dimshuffle, dot,
+        eval, flatten, max, mean, min, ndim, nonzero_values, prod, reshape, shape, size, std, sum,
+        transpose, var, dtype, broadcastable, squeeze, cumsum, copy, round,
     )
     __hash__ = Variable.__hash__
 

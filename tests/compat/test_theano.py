@@ -376,3 +376,30 @@ def test_verify_grad_takes_theano_arguments():
 def _wrong_gradient(a):
     # a * zero_grad(a): the value of a ** 2, the gradient of a * c: half the true one.
     return (a * theano.gradient.zero_grad(a)).sum()
+
+
+def test_plural_row_and_column_constructors():
+    r, s = T.drows("r", "s")
+    assert s.name == "s" and s.type.shape == (1, None) and T.fcols(1)[0].type.dtype == "float32"
+
+
+def test_pp_prints_the_expression():
+    from bptt.compat.theano import pp
+
+    x = T.dscalar("x")
+    assert pp(T.tanh(x * 2)) == theano.printing.pprint(T.tanh(x * 2)) == "tanh((x * 2.0))"
+
+
+def test_function_copy_swaps_shared_variables_and_deletes_updates(mode):
+    # the tutorial's accumulator (doc/tutorial/examples.txt, "Copying functions")
+    state, new_state = theano.shared(0), theano.shared(0)
+    inc = T.iscalar("inc")
+    acc = theano.function([inc], state, updates=[(state, state + inc)], mode=mode)
+    acc(10)
+    swapped = acc.copy(swap={state: new_state})
+    assert swapped(100) == 0 and new_state.get_value() == 100 and state.get_value() == 10
+    frozen = acc.copy(delete_updates=True)
+    assert frozen(9000) == 10 and state.get_value() == 10
+    assert acc(1) == 10 and state.get_value() == 11
+    with pytest.raises(TypeError, match="another type"):
+        acc.copy(swap={state: theano.shared(0.5)})

@@ -22,7 +22,9 @@ import json, sys
 import numpy as np
 from numba.core import event
 import bptt, bptt.tensor as T
+from bptt.link.numba.linker import _Diagnosis
 
+_Diagnosis.__call__ = lambda self, exc, args: exc   # the compiled code's own errors, unrestated
 compiled = []
 
 class Listener(event.Listener):

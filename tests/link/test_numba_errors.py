@@ -96,3 +96,31 @@ def test_wording_a_step_error_is_time_bounded(monkeypatch):
         bptt.function([idx, E], es, mode="NUMBA")(np.array([1, 5]), np.ones((3, 2)))
     assert str(nb.value) == "index out of bounds for axis 0"
     assert any("mode='PY'" in note for note in nb.value.__notes__)
+
+
+
+def _failing_graph(case):
+    """(inputs, output, arguments, error type, the input the note must name)."""
+    x, v, i = T.matrix("x"), T.vector("v"), T.ivector("i")
+    W = bptt.shared(np.ones((3, 2)), name="W")
+    if case == "dot":
+        return [x], T.tanh(T.dot(x, W)), (np.ones((4, 5)),), ValueError, "'W'"
+    if case == "index":
+        return [v, i], v[i] * 2, (np.ones(3), np.array([0, 3], "int32")), IndexError, "'i'"
+    return [v], v.reshape((2, 2)) + 1, (np.ones(3),), ValueError, "'v'"
+
+
+@pytest.mark.parametrize("case", ["dot", "index", "reshape"])
+def test_an_error_outside_loops_names_the_op_and_the_inputs_as_in_py(case):
+    # Compiled code says "gemm: shapes (4, 5) @ (3, 2) into (4, 2) not aligned" without naming
+    # x or W; the call is restated by the reference evaluator, as for a failing scan step.
+    inputs, output, args, error, culprit = _failing_graph(case)
+    raised = {}
+    for m in ("PY", "NUMBA"):
+        with pytest.raises(error) as info:
+            bptt.function(inputs, output, mode=m)(*args)
+        raised[m] = info.value
+    assert str(raised["NUMBA"]) == str(raised["PY"])
+    note = "\n".join(raised["NUMBA"].__notes__)
+    assert "while computing" in note and culprit in note, note
+    assert "np.int64" not in str(raised["NUMBA"])

@@ -56,6 +56,11 @@ def test_load_errors_name_every_problem_and_change_nothing():
     assert "missing entries: emb.weight" in msg and "unexpected entries: extra" in msg
     assert "'out.weight' has shape (3, 3)" in msg and "(5, 4)" in msg
     np.testing.assert_array_equal(net.out.weight.get_value(), before)
+    assert "strict=False" in msg
+    with pytest.raises(ValueError) as err:   # strict=False does not ignore a shape: no hint
+        net.load_state_dict(sd, strict=False)
+    assert "'out.weight' has shape (3, 3)" in str(err.value)
+    assert "strict=False" not in str(err.value)
     sd["out.weight"] = before + 1
     net.load_state_dict(sd, strict=False)
     np.testing.assert_array_equal(net.out.weight.get_value(), before + 1)

@@ -160,3 +160,45 @@ def test_filter_checks_ndim_and_static_shape():
         t.filter(np.zeros((3, 1)))
     with pytest.raises(TypeError, match="expected a numpy array of dtype float64"):
         t.filter([[1.0]], strict=True)
+
+
+def test_a_variable_is_true_and_a_comparison_has_no_truth_value(mode):
+    # Theano's rule: `if not input: input = T.matrix()` (DeepLearningTutorials' rbm.py) keeps
+    # the given variable; only the result of <, <=, >, >= refuses (a < b < c would drop a < b)
+    x = T.matrix("x")
+    given = x * 2
+    chosen = given if given else T.matrix("unused")
+    assert chosen is given and bool(T.constant(0.0)) and not (not x)
+    np.testing.assert_allclose(bptt.function([x], chosen, mode=mode)(np.ones((1, 2))), [[2, 2]])
+    for comparison in (x < 1, x <= 1, x > 1, x >= 1, 1 < x):
+        with pytest.raises(TypeError, match="T.and_"):
+            bool(comparison)
+    with pytest.raises(TypeError, match="truth value of a symbolic comparison"):
+        0 < x < 1  # noqa: B015  (the chained comparison under test)
+    assert T.eq(x, 1) and T.lt(x, 1)   # the functions build values, not operator chains
+
+
+def test_plural_constructors_follow_theano():
+    x, y = T.dscalars("x", "y")
+    assert (x.name, y.name, x.type) == ("x", "y", TensorType("float64", ()))
+    assert [v.name for v in T.matrices("abc")] == ["a", "b", "c"]   # one name per character
+    pair = T.fmatrices(2)
+    assert len(pair) == 2 and pair[0].type == TensorType("float32", (None, None))
+    assert T.ltensor3s("t").name == "t" and T.ltensor3s("t").type.dtype == "int64"
+    assert T.ivectors("u", "w")[1].type == TensorType("int32", (None,))
+
+
+def test_eval_gives_the_value_with_shared_values_and_given_inputs():
+    x, v = T.dscalars("x", "v")
+    W = bptt.shared(np.array([[1.0, 2.0], [3.0, 4.0]]), name="W")
+    assert (x + v).eval({x: 16.3, v: 12.1}) == pytest.approx(28.4)
+    np.testing.assert_allclose((W * 2).eval(), [[2, 4], [6, 8]])
+    u = T.dvector("u")
+    np.testing.assert_allclose(T.dot(W, u).eval({u: [1, 1]}), [3, 7])   # a list converts
+    hs, _ = bptt.scan(lambda a, h: a + h, sequences=u, outputs_info=T.constant(0.0))
+    np.testing.assert_allclose(hs.eval({u: np.arange(4.0)}), [0, 1, 3, 6])
+    with pytest.raises(bptt.MissingInputError, match="'u'.*u: value"):
+        T.dot(W, u).eval()
+    f = T.fscalar("f")
+    with pytest.raises(TypeError, match="lose information.*np.asarray"):
+        (f * 2).eval({f: 0.1})

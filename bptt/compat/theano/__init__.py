@@ -59,6 +59,8 @@ _LAZY = ("gradient", "printing", "ifelse", "sandbox", "scan_module", "compile", 
 def __getattr__(name):
     if name in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in ("pp", "pprint"):   # Theano's `from theano import pp`
+        return getattr(importlib.import_module(f"{__name__}.printing"), name)
     raise AttributeError(f"module 'theano' (bptt.compat.theano) has no attribute {name!r}; "
                          "docs/theano.md lists what bptt provides of Theano")
 

@@ -1,10 +1,4 @@
-"""``theano.printing``: `debugprint` and `pprint` print bptt graphs."""
-from bptt.printing import debugprint as debugprint
-
-
-def pprint(obj):
-    """A one-line description of a variable (Theano's pretty printer stands in)."""
-    return str(obj)
-
+"""``theano.printing``: `debugprint` and `pprint` (also ``pp``) print bptt graphs."""
+from bptt.printing import debugprint as debugprint, pprint as pprint
 
 pp = pprint

@@ -45,7 +45,6 @@ from ...config import config
 from ...graph.basic import Constant
 from ...graph.evaluate import PerformProgram
 from ...graph.traversal import toposort
-from ...scan.op import Scan
 from ...scan.step_errors import STEP_ERRORS, OutOfTime, time_budget
 from ..blas_threads import refresh
 from .allocator import tune_malloc
@@ -412,8 +411,7 @@ class NumbaExecutor:
             self._compile(self.signature)
         self.glue = call_glue(in_types, out_types)
         ns = _glue_namespace(self.numba_function, in_types, out_types)
-        if any(isinstance(n.op, Scan) for n in fgraph.toposort()):
-            ns["diagnose"] = _Diagnosis(fgraph)
+        ns["diagnose"] = _Diagnosis(fgraph)
         exec(compile(self.glue, f"<bptt glue {module.__name__}>", "exec"), ns)  # noqa: S102
         self.call = ns["call"]
 
@@ -432,18 +430,22 @@ class NumbaExecutor:
 
 
 class _Diagnosis:
-    """Restates an error of a compiled graph that holds a loop as PY mode words it.
+    """Restates an error of a compiled graph as PY mode words it.
 
-    Compiled code cannot say at which step of which scan an op in the step failed
-    (numba keeps no frames and formats no messages). When a call fails with a
-    ValueError or IndexError, the graph is run again on the same arguments by the
-    reference evaluator, whose Scan names the scan, the step and the expression
+    Compiled code cannot say which op failed, on which of the user's variables,
+    nor at which step of which scan (numba keeps no frames and formats no
+    messages): a product of mismatched shapes reads "gemm: shapes (4, 5) and
+    (3, 2) not aligned". When a call fails with a ValueError or IndexError, the
+    graph is run again on the same arguments by the reference evaluator, which
+    notes the failing op and its inputs by name ("while computing Dot (inputs:
+    'x', 'W')") and whose Scan names the scan, the step and the expression
     (`bptt.scan.step_errors`); its error replaces the compiled code's when it is
     one of these too. Only failing calls pay for it, and no update has been
-    applied (the function writes shared variables after a call returns). The
-    re-run gets `BUDGET` seconds (the reference loop runs some 10^4 steps a
-    second): past them the compiled code's error is raised with a note saying
-    how to find the step.
+    applied (the function writes shared variables after a call returns).
+    Without a loop the re-run costs about what the call did (NumPy does the
+    work in both); a loop's re-run gets `BUDGET` seconds (the reference loop
+    runs some 10^4 steps a second): past them the compiled code's error is
+    raised with a note saying how to find the step.
     """
 
     BUDGET = 2.0

@@ -1,7 +1,8 @@
 """``theano.function``: Theano's argument order, mode objects, and ``f.maker``."""
 from __future__ import annotations
 
-from bptt.compile.function import Function, function as _bptt_function
+from bptt.compile.function import Function, _unpickle_function, function as _bptt_function
+from bptt.graph.replace import clone_replace
 from bptt.config import config as _bptt_config
 
 from .mode import bptt_mode, excluded_passes
@@ -63,11 +64,43 @@ class FunctionMaker:
 
 
 class TheanoFunction(Function):
-    """A `bptt.compile.Function` with Theano's ``maker`` attribute."""
+    """A `bptt.compile.Function` with Theano's ``maker`` attribute and ``copy``."""
 
     @property
     def maker(self):
         return FunctionMaker(self)
+
+    def copy(self, share_memory=False, swap=None, delete_updates=False, name=None,
+             profile=None):
+        """A new function computing the same graph (Theano's ``Function.copy``).
+
+        `swap` maps shared variables of the graph to others of the same type,
+        which the copy reads and updates instead; `delete_updates` gives a copy
+        that updates nothing. `share_memory` is accepted: the two functions
+        share no intermediate storage in bptt either way.
+        """
+        state = self._pickle_state()
+        swap = dict(swap or {})
+        for old, new in swap.items():
+            if getattr(old, "container", None) is None or getattr(new, "container", None) is None:
+                raise TypeError(f"copy: swap maps shared variables to shared variables, got "
+                                f"{old!r} -> {new!r}")
+            if old.type != new.type:
+                raise TypeError(f"copy: swap {old.describe()} for a variable of another type, "
+                                f"{new.type}")
+        outputs, updates = state["outputs"], [] if delete_updates else state["updates"]
+        if swap:
+            outs = [] if outputs is None else (
+                [outputs] if not isinstance(outputs, list) else outputs)
+            new = clone_replace(outs + [v for _, v in updates], swap)
+            updates = [(swap.get(k, k), v) for (k, _), v in zip(updates, new[len(outs):])]
+            outs = new[:len(outs)]
+            outputs = None if outputs is None else (outs if isinstance(outputs, list)
+                                                     else outs[0])
+        state.update(outputs=outputs, updates=updates, name=name or self.name)
+        if profile is not None:
+            state["profile"] = bool(profile)
+        return _unpickle_function(type(self), state)
 
 
 def function(inputs, outputs=None, mode=None, updates=None, givens=None,

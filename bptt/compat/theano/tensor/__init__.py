@@ -23,7 +23,16 @@ from . import (basic as basic, blas as blas, elemwise as elemwise, nnet as nnet,
                opt as opt, shared_randomstreams as shared_randomstreams, sharedvar as sharedvar,
                subtensor as subtensor, xlogx as xlogx)
 from .basic import (addbroadcast as addbroadcast, diag as diag,  # noqa: E402
+                    flatten as flatten,
                     patternbroadcast as patternbroadcast, unbroadcast as unbroadcast)
+from .basic import (abs_ as abs_, allclose as allclose, eye as eye,  # noqa: E402
+                    floor_div as floor_div, horizontal_stack as horizontal_stack,
+                    identity_like as identity_like, inv as inv, iround as iround,
+                    isclose as isclose, largest as largest, mean as mean, prod as prod,
+                    round as round, round_half_away_from_zero as round_half_away_from_zero,
+                    round_half_to_even as round_half_to_even, smallest as smallest,
+                    stacklists as stacklists, sum as sum, swapaxes as swapaxes, tri as tri,
+                    tril as tril, triu as triu, vertical_stack as vertical_stack)
 
 
 def _typed(dtype, shape, kind):
@@ -42,4 +51,7 @@ for _p, _dt in {"": None, "b": "int8", "w": "int16", "i": "int32", "l": "int64",
                 "f": "float32", "d": "float64"}.items():
     globals()[_p + "row"] = _typed(_dt, (1, None), _p + "row")
     globals()[_p + "col"] = _typed(_dt, (None, 1), _p + "col")
+    if _p in ("", "f", "d", "i", "l"):
+        globals()[_p + "rows"] = _t._plural(globals()[_p + "row"], _p + "row")
+        globals()[_p + "cols"] = _t._plural(globals()[_p + "col"], _p + "col")
 del _p, _dt
