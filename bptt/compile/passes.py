@@ -25,6 +25,7 @@ from ..scan.rewriting.merge import scan_merge, scan_merge_outputs_pass
 from ..scan.rewriting.savemem import scan_save_mem
 from ..scan.rewriting.inplace import scan_nit_sot_into_seq_pass
 from ..scan.rewriting.seq_buffer import scan_seq_into_buffer_pass
+from ..scan.rewriting.sum_layout import scan_sum_layout_pass
 from ..scan.rewriting.product_seqs import scan_chunk_seq_products
 from ..scan.rewriting.join_rows import scan_read_through_join_pass
 from ..scan.rewriting.shapes import scan_step_shapes
@@ -95,6 +96,7 @@ def _same(before, after):
 # The gemm and fusion passes hide `add(z, dot)` from the scan push-outs: step graphs get them last.
 _GEMM_PASSES = ("gemm", "gemm_inplace", "scan_inner_gemm", "fuse_elemwise", "reduce_of_elemwise",
                 "scan_seq_into_buffer", "scan_nit_sot_into_seq", "scan_chunk_seq_products",
+                "scan_sum_layout",
                 "inplace_elemwise", "inplace_inc_subtensor")
 
 
@@ -185,6 +187,9 @@ pm.add_pass(scan_chunk_seq_products, "a product read as a sequence that nothing 
 pm.add_pass(scan_seq_into_buffer_pass, "a product read as a sequence is stored in the rows of "
             "the state buffer step t writes over row t (one trace for both; after "
             "scan_nit_sot_into_seq, which may store a nit_sot in that product)")
+pm.add_pass(scan_sum_layout_pass, "a weight gradient summed in the loop and read only "
+            "transposed (W.T a non-sequence) is accumulated column-major: its transpose, "
+            "which the optimizer reads, is a C array (after the last ScanArgs edit)")
 pm.add_pass(inplace_elemwise_pass, "an elementwise loop writes into a fresh input nothing else "
             "reads (last: no later rewrite sees the flag; x @ Wx + h @ Wh + b into x @ Wx)")
 pm.add_pass(inplace_inc_subtensor_pass, "a write into a region of a fresh buffer nothing else "

@@ -33,6 +33,10 @@ Fields, each empty or one entry per loop variable of its category:
   the one tap -1, whole buffer): the outer initial value is then the whole buffer, its
   row ``t + 1`` holding sequence row t, and the loop writes the state into that memory.
   Set by ``bptt/scan/rewriting/seq_buffer.py``.
+* ``sums_transposed`` (one per nit_sot): False, or True for a nit_sot summed with a
+  sequence (``nit_sot_sums``) whose sum is allocated column-major (the transpose of a C
+  array): every outer reader transposes it. Values are the same. Set by
+  ``bptt/scan/rewriting/sum_layout.py``.
 * ``seq_products`` (one per sequence): None, or ``(w, rows)``: the sequence's outer value
   is the left factor ``X`` (3-d, rows of ``(B, In)``) of a product with non-sequence `w`
   (a matrix ``(In, N)``), and step t reads ``X[t] @ W`` (``(B, N)``), computed in chunks of
@@ -42,9 +46,9 @@ Fields, each empty or one entry per loop variable of its category:
 Rings and sums change what an outer output is (its rows, or a sum instead), so the op's
 output types and shapes read them. Passes after theirs edit the node through `ScanArgs`,
 which keeps their entries beside their loop variables, so they follow every edit. The
-homes change neither the node's interface nor its values, and their proofs (who else
-reads a sequence's memory) hold for the node's outer graph only: a `ScanArgs` edit drops
-them. A product sequence changes what one outer input is (X instead of X @ W), so
+homes and ``sums_transposed`` change neither the node's interface nor its values, and
+their proofs (who else reads a sequence's memory, or a sum) hold for the node's outer graph
+only: a `ScanArgs` edit drops them. A product sequence changes what one outer input is (X instead of X @ W), so
 `ScanArgs.from_node` refuses a node with one. Homes and products are set after the last
 edit. The derivatives (`Scan.L_op`, `R_op`) refuse rings, sums and products: they run
 before any plan is set.
@@ -78,6 +82,7 @@ class StoragePlan:
     nit_sot_into_seq: tuple = ()
     seq_into_buffer: tuple = ()
     seq_products: tuple = ()
+    sums_transposed: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "buffer_rows", _entries(self.buffer_rows))
@@ -85,6 +90,8 @@ class StoragePlan:
         object.__setattr__(self, "nit_sot_into_seq", _entries(self.nit_sot_into_seq))
         object.__setattr__(self, "seq_into_buffer", _entries(self.seq_into_buffer))
         object.__setattr__(self, "seq_products", _pairs(self.seq_products))
+        flags = tuple(bool(v) for v in self.sums_transposed)
+        object.__setattr__(self, "sums_transposed", flags if any(flags) else ())
 
     @property
     def empty(self):
@@ -109,6 +116,10 @@ class StoragePlan:
     def summed_seqs(self):
         """The sequences a summed nit_sot multiplies (their rows are read at a chunk's end)."""
         return {e[0] for e in self.nit_sot_sums if e is not None and e[0] != ROW_SUM}
+
+    def sum_transposed(self, k):
+        """Whether summed nit_sot `k`'s sum is stored column-major (`sums_transposed`)."""
+        return bool(self.sums_transposed) and self.sums_transposed[k]
 
     def seq_product(self, j):
         """``(w, rows)`` if sequence `j` is read as ``seq_j[t] @ non_seq_w`` (`seq_products`)."""
@@ -155,6 +166,13 @@ class StoragePlan:
                              f"nit_sot's) for a whole buffer of one initial row, got "
                              f"{self.seq_into_buffer}")
         self._check_products(info)
+        if self.sums_transposed and (
+                len(self.sums_transposed) != info.n_nit_sot
+                or any(t and (self.nit_sot_sum(k) is None or self.nit_sot_row_sum(k))
+                       for k, t in enumerate(self.sums_transposed))):
+            raise ValueError(f"StoragePlan: sums_transposed needs one entry per nit_sot "
+                             f"({info.n_nit_sot}), True only for a nit_sot summed with a "
+                             f"sequence, got {self.sums_transposed}")
 
     def _check_rings(self, info):
         if not self.buffer_rows:
@@ -200,7 +218,8 @@ class StoragePlan:
     def describe_sums(self):
         """The summed nit_sots as the op's name shows them: ``, nit_sot 1 summed with seq 0``..."""
         return "".join(f", nit_sot {k} summed " + ("over rows" if e[0] == ROW_SUM else
-                                                   f"with seq {e[0]}") + f" (chunks of {e[1]} rows)"
+                                                   f"with seq {e[0]}") + f" (chunks of {e[1]} rows"
+                       + (", column-major)" if self.sum_transposed(k) else ")")
                        for k, e in enumerate(self.nit_sot_sums) if e is not None)
 
     def describe_products(self):

@@ -1,13 +1,16 @@
 """SumTo's run-time unbroadcast (link/numba/reduce_runtime.py): `sum_to_call` and
 `sum_to_new_call` called from jitted code, against NumPy (`sum_to_shape`), for
 ranks 1 to 4, size-1 targets, C and strided inputs and the dtypes SumTo meets;
-the no-copy fast path; and the error for a target `g` is not a broadcast of.
+float sums over the innermost axis (partial sums by lanes) of hypothesis-drawn
+lengths; the no-copy fast path; and the error for a target `g` is not a broadcast of.
 """
 import itertools
 
 import numba
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bptt
 import bptt.tensor as T
@@ -118,3 +121,22 @@ def test_generated_sum_to_matches_numpy_and_py(graph, target):
         for got, want in zip(f(*gs, *target), wants, strict=True):
             assert got.shape == want.shape and got.dtype == want.dtype, mode
             np.testing.assert_array_equal(got, want, err_msg=mode)
+
+
+@settings(deadline=None, max_examples=40)
+@given(n=st.integers(0, 70), rows=st.integers(1, 3), dtype=st.sampled_from(["float32", "float64"]),
+       view=st.sampled_from(["C", "reversed", "strided"]), lead=st.booleans(),
+       seed=st.integers(0, 2 ** 16))
+def test_sum_over_the_innermost_axis_matches_numpy(n, rows, dtype, view, lead, seed):
+    """A float target whose innermost size is 1 (the softmax cotangent's row sums) is
+    summed by partial sums over `reduce_runtime.LANES` lanes: rows longer, shorter and
+    not a multiple of the lanes, with leading axes summed too or kept."""
+    values = np.random.default_rng(seed).normal(size=(2, rows, 2 * n)).astype(dtype)
+    g = values[..., ::2] if view == "strided" else values[..., :n]
+    g = g[::-1] if view == "reversed" else g
+    target = (rows, 1) if lead else (2, rows, 1)
+    got = (_new if lead else _same)(g, target)
+    want = _want(g, target)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(n, 1))

@@ -7,8 +7,10 @@ backward scan reads the trace reversed: negative step stride), the staging
 buffer, or the rows of the sequence the nit_sot is stored in -- as 2-d views
 in the memory order of ``x`` (a product per step when a block's steps are not
 one row stride apart). A nit_sot summed over rows (a bias gradient) adds the
-column sums of the chunk's staged rows instead: a plain loop that LLVM
-vectorizes.
+column sums of the chunk's staged rows instead, by SumTo's summing loop
+(`reduce_runtime._add_into`, vectorized along a row where both rows are
+contiguous): numba's own loop over the rows of layout-'A' views was not
+vectorized (benchmarks/notes.md).
 
 The scan loop calls `chunk_stage_call` at every step (it puts the step's row in
 the staging buffer) and `chunk_product_call` / `chunk_row_sum_call` at a
@@ -20,6 +22,7 @@ written into every scan loop would be compiled again for every summed nit_sot
 from .alloc_runtime import copy_into, strided_view
 from .blas import _like, gemm_into_call
 from .jitting import jit
+from .reduce_runtime import _add_into, _view4
 from .separate import separately
 
 __all__ = ["chunk_stage_call", "chunk_product_call", "chunk_row_sum_call", "seq_product_call"]
@@ -93,11 +96,9 @@ def chunk_row_sum(acc, y, t, k, home, rev):
         y_lo, y_step = t - i, 1
     else:
         y_lo, y_step = (k - 1, -1) if rev else (0, 1)
+    out = _view4(acc)
     for m in range(kk):
-        ym = y[y_lo + y_step * m]
-        for r in range(ym.shape[0]):
-            for c in range(ym.shape[1]):
-                acc[c] += ym[r, c]
+        _add_into(out, _view4(y[y_lo + y_step * m]))
     return acc
 
 

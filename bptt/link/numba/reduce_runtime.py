@@ -35,6 +35,10 @@ from .separate import separately
 
 __all__ = ["sum_to_call", "sum_to_new_call"]
 
+#: partial sums of a SumTo over the innermost axis (`_add_into`): a vector of this many
+#: elements, added to the way LLVM vectorizes a loop over independent elements
+LANES = 16
+
 
 @intrinsic
 def _add_into(typingctx, out, g):
@@ -42,7 +46,9 @@ def _add_into(typingctx, out, g):
     along its dimensions of size 1: the sum. Plain LLVM loops, innermost by element
     when both innermost strides are one element (a loop LLVM vectorizes), else by
     byte strides: numba code for the same loops (flat views, unsigned indices) cost
-    twice as long to compile."""
+    twice as long to compile. A float sum over g's contiguous innermost axis (out's
+    innermost size 1) adds into `LANES` partial sums: LLVM keeps the order of float
+    adds, so one running sum is a chain of dependent adds."""
     if not (isinstance(out, types.Array) and isinstance(g, types.Array)
             and out.ndim == g.ndim == 4 and out.dtype == g.dtype):
         raise TypingError("_add_into: expected two 4-d arrays of one dtype")
@@ -81,17 +87,52 @@ def _add_into(typingctx, out, g):
                         q, v = at(orow, [j], ostrides[3:]), at(grow, [j], gstrides[3:])
                     builder.store(add(builder.load(q), builder.load(v)), q)
 
+        def strided_loops():
+            if not isinstance(dtype, types.Float):   # integer sums (rare in gradients): plain
+                loops(False)
+                return
+            lanes = builder.and_(builder.icmp_signed("==", ostrides[3], zero), g_unit)
+            with builder.if_else(lanes) as (by_lanes, slow):
+                with by_lanes:
+                    _lane_sums(context, builder, dtype, o, x, at, ostrides, gstrides)
+                with slow:
+                    loops(False)
+
         size = o.itemsize
-        unit = builder.and_(builder.icmp_signed("==", ostrides[3], size),
-                            builder.icmp_signed("==", gstrides[3], size))
-        with builder.if_else(unit, likely=True) as (fast, slow):
+        g_unit = builder.icmp_signed("==", gstrides[3], size)
+        unit = builder.and_(builder.icmp_signed("==", ostrides[3], size), g_unit)
+        with builder.if_else(unit, likely=True) as (fast, other):
             with fast:
                 loops(True)
-            with slow:
-                loops(False)
+            with other:
+                strided_loops()
         return context.get_dummy_value()
 
     return types.none(out, g), codegen
+
+
+def _lane_sums(context, builder, dtype, o, x, at, ostrides, gstrides):
+    """``out[..., 0] += g[..., :]`` over g's contiguous innermost axis, in `LANES`
+    partial sums (a vector accumulator), then the rows' tails one by one."""
+    shape = cgutils.unpack_tuple(builder, x.shape, 4)
+    intp = shape[0].type
+    vty = ir.VectorType(context.get_value_type(dtype), LANES)
+    with cgutils.loop_nest(builder, shape[:3], intp) as idx:
+        orow, grow = at(o.data, idx, ostrides), at(x.data, idx, gstrides)
+        acc = cgutils.alloca_once_value(builder, ir.Constant(vty, None))
+        full = builder.sdiv(shape[3], intp(LANES))
+        with cgutils.for_range(builder, full, intp=intp) as loop:
+            at_j = builder.gep(grow, [builder.mul(loop.index, intp(LANES))], inbounds=True)
+            v = builder.load(builder.bitcast(at_j, vty.as_pointer()), align=dtype.bitwidth // 8)
+            builder.store(builder.fadd(builder.load(acc), v), acc)
+        parts, total = builder.load(acc), builder.load(orow)
+        for lane in range(LANES):
+            total = builder.fadd(total, builder.extract_element(parts, intp(lane)))
+        builder.store(total, orow)
+        tail = builder.mul(full, intp(LANES))
+        with cgutils.for_range(builder, builder.sub(shape[3], tail), intp=intp) as loop:
+            at_j = builder.gep(grow, [builder.add(tail, loop.index)], inbounds=True)
+            builder.store(builder.fadd(builder.load(orow), builder.load(at_j)), orow)
 
 
 @intrinsic

@@ -50,6 +50,7 @@ CATCHES = [
     ('scan_nit_sot_into_seq', 'corrupt', 2, 116),
     ('scan_chunk_seq_products', 'corrupt', 118, 18),
     ('scan_seq_into_buffer', 'corrupt', 6, 60),
+    ('scan_sum_layout', 'corrupt', 121, 3),
     ('inplace_elemwise', 'corrupt', 2, 187),
     ('inplace_inc_subtensor', 'corrupt', 2, 243),
     ('remove_dead_code', 'targeted', 0, 0),
@@ -1393,6 +1394,107 @@ PROGRAMS = {
         wrt=(1,),
         sizes=(3, 3),
         seed=11303,
+    ),
+    121: Program(
+        seqs=(Seq(shape=('K',), taps=(-2,), extra=1), Seq(shape=('H', 'K'), taps=(-3,), extra=1)),
+        outs=(
+            Out(
+                kind='nit_sot',
+                taps=(),
+                shape=('H', 'H'),
+                expr=E(
+                    'dot',
+                    (
+                        E(
+                            'transpose',
+                            (E('tanh', (E('leaf', (), 'n1', ('H', 'H')),), None, ('H', 'H')),),
+                            None,
+                            ('H', 'H'),
+                        ),
+                        E(
+                            'setsub',
+                            (
+                                E(
+                                    'dot',
+                                    (
+                                        E('leaf', (), 's1@-3', ('H', 'K')),
+                                        E(
+                                            'transpose',
+                                            (E('leaf', (), 'n0', ('H', 'K')),),
+                                            None,
+                                            ('K', 'H'),
+                                        ),
+                                    ),
+                                    None,
+                                    ('H', 'H'),
+                                ),
+                                E(
+                                    'index',
+                                    (
+                                        E(
+                                            'transpose',
+                                            (E('leaf', (), 'n0', ('H', 'K')),),
+                                            None,
+                                            ('K', 'H'),
+                                        ),
+                                    ),
+                                    -1,
+                                    ('H',),
+                                ),
+                            ),
+                            -1,
+                            ('H', 'H'),
+                        ),
+                    ),
+                    None,
+                    ('H', 'H'),
+                ),
+            ),
+        ),
+        non_seqs=(
+            NonSeq(shape=('H', 'K'), passed=False),
+            NonSeq(shape=('H', 'H')),
+            NonSeq(shape=('K', 'K'), passed=False),
+        ),
+        n_steps=('const', 0),
+        steps=2,
+        truncate=2,
+        until=(
+            E(
+                'index',
+                (
+                    E(
+                        'setsub',
+                        (E('leaf', (), 's1@-3', ('H', 'K')), E('leaf', (), 's0@-2', ('K',))),
+                        0,
+                        ('H', 'K'),
+                    ),
+                ),
+                -1,
+                ('K',),
+            ),
+            0.0,
+        ),
+        shared=(
+            ('K',),
+            E(
+                'add',
+                (
+                    E('scale', (E('leaf', (), 'sh', ('K',)),), 0.5, ('K',)),
+                    E(
+                        'splice',
+                        (E('leaf', (), 'sh', ('K',)), E('leaf', (), 's0@-2', ('K',))),
+                        None,
+                        ('K',),
+                    ),
+                ),
+                None,
+                ('K',),
+            ),
+        ),
+        cost='half_sq',
+        sizes=(3, 1),
+        seed=253091,
     ),
     202: Program(
         seqs=(

@@ -14,6 +14,7 @@ from .....graph.traversal import toposort
 from .....tensor.basic import MakeVector
 from .....tensor.shape import Shape_i
 from .step import step_arg_list
+from .sums import zeros_sum
 
 
 def row_shapes(op, ctx, pending, zero_rows):
@@ -84,10 +85,9 @@ def emit_zero_step_rows(w, op, ctx, pending):
         w(2, line)
     for k in pending:
         summed = op.plan.nit_sot_sum(k)
-        if op.plan.nit_sot_row_sum(k):   # no step: the sum is zeros (H,)
-            w(2, f"sum{k} = alloc_zeros(({dims[k][1]},), sum{k}.dtype)")
-        elif summed is not None:   # no step: the sum is zeros (In, H)
-            w(2, f"sum{k} = alloc_zeros((seq{summed[0]}.shape[2], {dims[k][1]}), sum{k}.dtype)")
+        if summed is not None:   # no step: the sum is zeros, (H,) or (In, H)
+            rows = "0" if op.plan.nit_sot_row_sum(k) else f"seq{summed[0]}.shape[2]"
+            w(2, f"sum{k} = {zeros_sum(op.plan, k, rows, dims[k][1], f'sum{k}.dtype')}")
         else:
             w(2, f"nit{k} = alloc_empty((0, {''.join(f'{d}, ' for d in dims[k])}), "
                  f"nit{k}.dtype)")

@@ -97,8 +97,7 @@ def emit_alloc(w, op, dims):
             if alias:
                 w(1, f"stg{g}_alias = False")
             for k in ks:
-                w(1, f"sum{k} = alloc_zeros({'(0,)' if plan.nit_sot_row_sum(k) else '(0, 0)'}, "
-                     f"{dt})")
+                w(1, f"sum{k} = {zeros_sum(plan, k, '0', '0', dt)}")
             continue
         d = known[g]
         w(1, f"ck{g}_k = imax(1, imin(n, -(-{rows} // imax({d[0]}, 1))))")
@@ -112,13 +111,23 @@ def emit_alloc(w, op, dims):
         _emit_rows(w, 1, g, home, alias,
                    f"alloc_empty((ck{g}_k, {''.join(f'{a}, ' for a in d)}), {dt})")
         for k in ks:
-            w(1, f"sum{k} = alloc_zeros(({_sum_rows(plan, k)}{d[1]},), {dt})")
+            w(1, f"sum{k} = {zeros_sum(plan, k, _sum_rows(plan, k), d[1], dt)}")
 
 
 def _sum_rows(plan, k):
-    """The leading size of summed nit_sot k's sum: none for a row sum, else In (its
-    sequence's columns), as source ending in ', '."""
-    return "" if plan.nit_sot_row_sum(k) else f"seq{plan.nit_sot_sum(k)[0]}.shape[2], "
+    """The leading size of summed nit_sot k's sum, as source: In, its sequence's columns
+    (unused for a row sum)."""
+    return "0" if plan.nit_sot_row_sum(k) else f"seq{plan.nit_sot_sum(k)[0]}.shape[2]"
+
+
+def zeros_sum(plan, k, rows, cols, dt):
+    """Source of summed nit_sot k's zero sum: (cols,) for a row sum, else (rows, cols), in
+    C order or, with ``sums_transposed`` (sum_layout.py), column-major."""
+    if plan.nit_sot_row_sum(k):
+        return f"alloc_zeros(({cols},), {dt})"
+    if plan.sum_transposed(k):
+        return f"alloc_zeros(({cols}, {rows}), {dt}).T"
+    return f"alloc_zeros(({rows}, {cols}), {dt})"
 
 
 def _emit_rows(w, d, g, home, alias, staging):
@@ -184,5 +193,5 @@ def _emit_first_step(w, op, d, g, o, rows, ks, home, alias, found):
     _emit_rows(w, d + 1, g, home, alias,
                f"alloc_empty((ck{g}_k,) + out[{o}].shape, ck{g}_y.dtype)")
     for k in ks:
-        w(d + 1, f"sum{k} = alloc_zeros(({_sum_rows(op.plan, k)}out[{o}].shape[1],), "
-                 f"sum{k}.dtype)")
+        cols = f"out[{o}].shape[1]"
+        w(d + 1, f"sum{k} = {zeros_sum(op.plan, k, _sum_rows(op.plan, k), cols, f'sum{k}.dtype')}")
