@@ -10,6 +10,7 @@ import numpy as np
 
 from ..graph.basic import Apply
 from ..graph.op import Op
+from .stable_forms import STABLE_FORMS
 from .type import TensorConstant, TensorType, as_tensor_variable
 
 
@@ -94,7 +95,9 @@ class Elemwise(Op):
         inputs = [_as_input(x, self.scalar_op.name, k) for k, x in enumerate(inputs)]
         if self.scalar_op.python_operator and inputs and all(_is_weak(x) for x in inputs):
             return _fold_weak(self, inputs)
-        return super().__call__(*inputs)
+        form = STABLE_FORMS.get(self.scalar_op.name) if self.inplace_input is None else None
+        stable = None if form is None else form(*inputs)
+        return super().__call__(*inputs) if stable is None else stable
 
     def make_node(self, *inputs):
         so = self.scalar_op
