@@ -131,6 +131,11 @@ class TensorType(Type):
             raise TypeError(f"{what}: cannot convert {type(value).__name__} "
                             f"{'' if src.dtype == object else f'({src.dtype}) '}"
                             f"to a {self.dtype} array")
+        if src.dtype.kind == "c":     # no complex dtypes: never drop an imaginary part silently
+            if not allow_downcast:
+                raise TypeError(f"{what}: bptt has no complex dtypes; pass the real part "
+                                f"(np.real(x)), or {downcast_fix}")
+            src = src.real
         if src.dtype.name == self.dtype:
             return src
         if _exact_cast(src.dtype, self.numpy_dtype) or allow_downcast:

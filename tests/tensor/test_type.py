@@ -1,5 +1,6 @@
 """TensorType, constants, and NumPy 2 type promotion with weak Python scalars."""
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -150,6 +151,17 @@ def test_filter_accepts_lossless_conversions_only(src, dst):
         with pytest.raises(TypeError, match="lose information"):
             t.filter(value)
     assert t.filter(value, allow_downcast=True).dtype == dst
+
+
+@pytest.mark.parametrize("dst", ["float64", "float32", "int64"])
+def test_filter_refuses_a_complex_array_unless_downcast_is_allowed(dst):
+    t = TensorType(dst, (None,))
+    with pytest.raises(TypeError, match="no complex dtypes.*np.real"):
+        t.filter(np.array([1 + 0j, 2 + 0j]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # NumPy's ComplexWarning would be an error here
+        got = t.filter(np.array([1 + 0j, 2 + 3j]), allow_downcast=True)
+    assert got.dtype == dst and got.tolist() == [1, 2]
 
 
 def test_filter_checks_ndim_and_static_shape():
