@@ -3,6 +3,8 @@ from ..config import config as _config
 from . import nnet as nnet
 from .basic import (alloc, arange, cast, concatenate, full, join, ones, ones_like, second,
                     stack, tensor_copy, zero_grad, zeros, zeros_like)
+from .elementary import (arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, cosh,
+                         exp2, log2, log10, sinh, tan)
 from .extra import (argsort, batched_dot, max_and_argmax, repeat, sort, tensordot,
                     tile)
 from .math import (abs, add, all, and_, any, argmax, argmin, bitwise_and, bitwise_or,
