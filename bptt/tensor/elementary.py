@@ -7,24 +7,17 @@ compiled code like the core functions of math.py.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .elemwise import Elemwise
+from .math import sqrt
 from .scalar_ops import _Binary, _Float
 
 __all__ = ["tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh",
            "arctanh", "log2", "log10", "exp2", "arctan2"]
 
 
-_LN2, _LN10 = math.log(2.0), math.log(10.0)    # Python floats: weak, keep float32
-
-
-def _m():
-    from . import math
-
-    return math
+_LN2, _LN10 = float(np.log(2.0)), float(np.log(10.0))    # Python floats: weak, keep float32
 
 
 class Tan(_Float):
@@ -39,7 +32,7 @@ class Arcsin(_Float):
 
     def partials(self, inputs, output):
         x = inputs[0]
-        return [1 / _m().sqrt(1 - x * x)]
+        return [1 / sqrt(1 - x * x)]
 
 
 class Arccos(_Float):
@@ -47,7 +40,7 @@ class Arccos(_Float):
 
     def partials(self, inputs, output):
         x = inputs[0]
-        return [-1 / _m().sqrt(1 - x * x)]
+        return [-1 / sqrt(1 - x * x)]
 
 
 class Arctan(_Float):
@@ -77,7 +70,7 @@ class Arcsinh(_Float):
 
     def partials(self, inputs, output):
         x = inputs[0]
-        return [1 / _m().sqrt(x * x + 1)]
+        return [1 / sqrt(x * x + 1)]
 
 
 class Arccosh(_Float):
@@ -85,7 +78,7 @@ class Arccosh(_Float):
 
     def partials(self, inputs, output):
         x = inputs[0]
-        return [1 / _m().sqrt(x * x - 1)]
+        return [1 / sqrt(x * x - 1)]
 
 
 class Arctanh(_Float):

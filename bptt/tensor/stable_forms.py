@@ -27,7 +27,7 @@ __all__ = ["STABLE_FORMS"]
 def _made_by(var, scalar_op_name):
     """The inputs of `var`'s elementwise node when its scalar op is `scalar_op_name`."""
     node = var.owner
-    if node is None or getattr(node.op, "inplace_input", 0) is not None:
+    if node is None or getattr(node.op, "inplace_input", None) is not None:
         return None
     scalar_op = getattr(node.op, "scalar_op", None)
     if scalar_op is None or scalar_op.name != scalar_op_name:
@@ -37,20 +37,27 @@ def _made_by(var, scalar_op_name):
 
 def _is_one(var, rank):
     """A constant equal to 1 whose broadcasting adds no dimension to a rank-`rank` operand."""
-    return (isinstance(var, Constant) and var.type.ndim <= rank and np.size(var.data) >= 1
-            and np.all(np.asarray(var.data) == 1) and all(s == 1 for s in var.type.shape))
+    return (isinstance(var, Constant) and var.type.ndim <= rank
+            and all(s == 1 for s in var.type.shape) and np.all(var.data == 1))
 
 
-def _one_plus_exp(var):
-    """`u` when `var` is ``1 + exp(u)`` (either order), else None."""
+def _one_plus(var, inner):
+    """``inner(t)`` for the term t of ``var = 1 + t`` (either order) for which it is not
+    None and the 1 adds no dimension to its result; else None."""
     terms = _made_by(var, "add")
     if terms is None or len(terms) != 2:
         return None
     for one, other in (terms, terms[::-1]):
-        exponent = _made_by(other, "exp")
-        if exponent is not None and _is_one(one, exponent[0].type.ndim):
-            return exponent[0]
+        found = inner(other)
+        if found is not None and _is_one(one, found.type.ndim):
+            return found
     return None
+
+
+def _exp_argument(var):
+    """`u` when `var` is ``exp(u)``, else None."""
+    args = _made_by(var, "exp")
+    return None if args is None else args[0]
 
 
 def _sigmoid_argument(var):
@@ -59,17 +66,10 @@ def _sigmoid_argument(var):
     return None if args is None else args[0]
 
 
-def _one_minus_sigmoid(var):
-    """`v` when `var` is ``1 - sigmoid(v)`` (built as ``1 + -sigmoid(v)``), else None."""
-    terms = _made_by(var, "add")
-    if terms is None or len(terms) != 2:
-        return None
-    for one, other in (terms, terms[::-1]):
-        negated = _made_by(other, "neg")
-        v = None if negated is None else _sigmoid_argument(negated[0])
-        if v is not None and _is_one(one, v.type.ndim):
-            return v
-    return None
+def _negated_sigmoid_argument(var):
+    """`v` when `var` is ``-sigmoid(v)``, else None."""
+    args = _made_by(var, "neg")
+    return None if args is None else _sigmoid_argument(args[0])
 
 
 def _kept(result, like_inputs, like_dtype):
@@ -84,7 +84,7 @@ def _reciprocal_form(numerator, denominator):
     from .math import neg, sigmoid
     from .type import result_dtype
 
-    u = _one_plus_exp(denominator)
+    u = _one_plus(denominator, _exp_argument)
     if u is None or not _is_one(numerator, u.type.ndim) or u.type.dtype not in _FLOATS:
         return None
     dtype = result_dtype(numerator, denominator)
@@ -101,15 +101,14 @@ def _log_form(x):
     v = _sigmoid_argument(x)
     if v is not None and v.type.dtype == x.type.dtype:
         return neg(softplus(neg(v)))
-    v = _one_minus_sigmoid(x)
+    v = _one_plus(x, _negated_sigmoid_argument)     # 1 - s is built as 1 + -s
     if v is not None and v.type.dtype == x.type.dtype:
         return _kept(neg(softplus(v)), [x], x.type.dtype)
     ratio = _made_by(x, "true_div")
-    exponent = None if ratio is None else _made_by(ratio[0], "exp")
-    if exponent is None or ratio[1].type.dtype != x.type.dtype \
-            or exponent[0].type.dtype != x.type.dtype:
+    z = None if ratio is None else _exp_argument(ratio[0])
+    if z is None or ratio[1].type.dtype != x.type.dtype or z.type.dtype != x.type.dtype:
         return None
-    return _kept(sub(exponent[0], log(ratio[1])), [x], x.type.dtype)
+    return _kept(sub(z, log(ratio[1])), [x], x.type.dtype)
 
 
 _FLOATS = ("float32", "float64")

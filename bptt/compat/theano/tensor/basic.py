@@ -1,6 +1,8 @@
 """``theano.tensor.basic``: broadcast-pattern helpers, ``diag`` and ``flatten``."""
 from __future__ import annotations
 
+import functools
+
 import bptt.tensor as _t
 
 
@@ -105,8 +107,7 @@ def round_half_away_from_zero(a):
     return _t.sgn(a) * _t.floor(abs(a) + 0.5)
 
 
-def round_half_to_even(a):
-    return _t.round(a)
+round_half_to_even = _t.round
 
 
 def iround(a, mode=None):
@@ -116,18 +117,12 @@ def iround(a, mode=None):
 
 def largest(*args):
     """The elementwise maximum of all the arguments."""
-    out = args[0]
-    for a in args[1:]:
-        out = _t.maximum(out, a)
-    return out
+    return functools.reduce(_t.maximum, args)
 
 
 def smallest(*args):
     """The elementwise minimum of all the arguments."""
-    out = args[0]
-    for a in args[1:]:
-        out = _t.minimum(out, a)
-    return out
+    return functools.reduce(_t.minimum, args)
 
 
 def horizontal_stack(*args):
@@ -148,12 +143,16 @@ def swapaxes(y, axis1, axis2):
     return y.dimshuffle(order)
 
 
+def _row_and_column_indices(n, m):
+    """arange(n) as a column and arange(m) (n when None) as a row, which broadcast to n x m."""
+    return _t.arange(n).dimshuffle(0, "x"), _t.arange(n if m is None else m).dimshuffle("x", 0)
+
+
 def eye(n, m=None, k=0, dtype=None):
     """An n x m matrix with ones on diagonal k."""
     from bptt.config import config
 
-    rows = _t.arange(n).dimshuffle(0, "x")
-    cols = _t.arange(n if m is None else m).dimshuffle("x", 0)
+    rows, cols = _row_and_column_indices(n, m)
     return _t.cast(_t.eq(rows + k, cols), dtype or config.floatX)
 
 
@@ -167,8 +166,7 @@ def tri(N, M=None, k=0, dtype=None):
     """Ones at and below diagonal k."""
     from bptt.config import config
 
-    rows = _t.arange(N).dimshuffle(0, "x")
-    cols = _t.arange(N if M is None else M).dimshuffle("x", 0)
+    rows, cols = _row_and_column_indices(N, M)
     return _t.cast(_t.le(cols, rows + k), dtype or config.floatX)
 
 
