@@ -100,31 +100,67 @@ def eval(self, inputs_to_values=None):  # noqa: A001  (Theano's method name)
     `inputs_to_values` maps each input variable the graph needs to a value
     (converted as a function argument is, Python floats to floatX included);
     shared variables give their current values. The graph runs on the
-    reference evaluator, without compiling: a quick look at a value. Shared
-    variables are read, never updated (random draws repeat; compile a
-    `bptt.function` to advance them).
+    reference evaluator, without compiling: a quick look at a value. As in
+    Theano, whose ``eval`` compiles a function, the default updates of the
+    shared variables read are applied (a random draw advances its stream, so
+    two calls draw different numbers); explicit updates exist only in a
+    `bptt.function`.
     """
     from ..config import config
-    from ..graph.basic import Constant
     from ..graph.evaluate import evaluate
-    from ..graph.fg import MissingInputError
-    from ..graph.traversal import graph_inputs
-    from .sharedvar import SharedVariable
+    from .type import TensorType
 
     givens = {}
     for var, value in (inputs_to_values or {}).items():
         if isinstance(value, float) and var.type.dtype == config.floatX:
             value = np.asarray(value, dtype=var.type.dtype)   # as a function argument
-        givens[var] = var.type.filter(value, strict=False, what=f"eval: the value of {var}",
+        what = f"eval: the value of {var}"
+        if not isinstance(var.type, TensorType):      # a random generator
+            givens[var] = var.type.filter(value, strict=False, what=what)
+            continue
+        givens[var] = var.type.filter(value, strict=False, what=what,
                                       downcast_fix=f"round it: np.asarray(value, {var.dtype!r})")
-    for var in graph_inputs([self], blockers=givens):
+    updated = _default_updates_read(self, givens)
+    outputs = [self] + [sv.default_update for sv in updated]
+    _give_shared_values(outputs, givens)
+    values = evaluate(outputs, givens)
+    # every value is computed before any is stored: a failed eval changes no state
+    for sv, value in zip(updated, values[1:]):
+        sv.container[0] = value
+    return values[0]
+
+
+def _default_updates_read(var, givens):
+    """The shared variables that `var`'s graph reads and that have a default update, with
+    those the updates read in turn (as `bptt.function` adds them), minus those in `givens`."""
+    from ..graph.traversal import graph_inputs
+    from .sharedvar import SharedVariable
+
+    updated, frontier = [], [var]
+    while frontier:
+        new = [v for v in graph_inputs(frontier, blockers=givens)
+               if isinstance(v, SharedVariable) and v.default_update is not None
+               and v not in givens and v not in updated]
+        updated += new
+        frontier = [v.default_update for v in new]
+    return updated
+
+
+def _give_shared_values(outputs, givens):
+    """Add to `givens` the current value of every shared variable `outputs` read; any other
+    input the graph needs and `givens` lacks is an error naming it."""
+    from ..graph.basic import Constant
+    from ..graph.fg import MissingInputError
+    from ..graph.traversal import graph_inputs
+    from .sharedvar import SharedVariable
+
+    for var in graph_inputs(outputs, blockers=givens):
         if var in givens or isinstance(var, Constant):
             continue
         if not isinstance(var, SharedVariable):
             raise MissingInputError(f"eval: the graph needs {var.describe()}; give its value: "
                                     f"x.eval({{{var.name or 'variable'}: value}})")
         givens[var] = var.get_value(borrow=True)
-    return evaluate([self], givens)[0]
 
 
 def _prop(fn):

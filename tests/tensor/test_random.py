@@ -135,6 +135,26 @@ def test_function_without_updates_advances_the_stream(mode):
     np.testing.assert_array_equal(g(), b)
 
 
+def test_eval_advances_the_stream_as_a_function_does():
+    # Theano's eval compiles a function, which applies default updates: draws differ
+    srng = bptt.RandomStreams(3)
+    u = srng.uniform((4,))
+    a, b = u.eval(), (u * 1.0).eval()
+    assert not np.array_equal(a, b)
+    g = bptt.function([], bptt.RandomStreams(3).uniform((4,)))
+    np.testing.assert_array_equal(g(), a)
+    np.testing.assert_array_equal(g(), b)
+    (rng, _), = srng.updates()
+    before = rng.get_value(borrow=True)
+    x = T.dvector("x")
+    with pytest.raises(ValueError):
+        (u + x).eval({x: np.ones(3)})          # fails to broadcast: no state changes
+    assert rng.get_value(borrow=True) is before
+    frozen = before.bit_generator.state
+    np.testing.assert_array_equal(u.eval({rng: before}), u.eval({rng: before}))
+    assert rng.get_value(borrow=True).bit_generator.state == frozen   # a given value: no update
+
+
 def test_explicit_updates_override_the_default(mode):
     srng = bptt.RandomStreams(4)
     u = srng.normal((3,))
