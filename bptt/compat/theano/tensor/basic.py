@@ -1,9 +1,11 @@
-"""``theano.tensor.basic``: broadcast-pattern helpers, ``diag`` and ``flatten``."""
+"""``theano.tensor.basic``: broadcast-pattern helpers, ``diag`` and ``flatten``; and
+``roll``, as Theano kept it here."""
 from __future__ import annotations
 
 import functools
 
 import bptt.tensor as _t
+from bptt.tensor.extra_ops import roll as roll
 
 
 def patternbroadcast(x, broadcastable):
