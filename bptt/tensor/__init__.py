@@ -18,6 +18,7 @@ from .math import (abs, add, all, and_, any, argmax, argmin, bitwise_and, bitwis
                    tanh, true_div, var, where, xor)
 from .shape import (broadcast_to, dimshuffle, flatten, reshape, shape, shape_padaxis,
                     shape_padleft, shape_padright, specify_shape, squeeze, transpose)
+from .special import erf, erfc, erfcinv, erfinv, gamma, gammaln, psi, tri_gamma
 from .type import (TensorConstant, TensorType, TensorVariable, as_tensor_variable, constant,
                    tensor)
 
