@@ -64,8 +64,12 @@ class CumOp(Op):
 
     def make_node(self, x):
         x = as_tensor_variable(x)
+        if self.axis is not None and -x.ndim <= self.axis < 0:    # Theano's CumOp(-1)
+            return CumOp(self.axis + x.ndim, self.mode).make_node(x)
         if self.axis is not None and not 0 <= self.axis < x.ndim:
-            raise ValueError(f"{self}: axis {self.axis} is out of range for {x.type}")
+            raise ValueError(f"{self}: axis {self.axis} is out of range for the {x.ndim}-d "
+                             f"input {x.type}; use an axis in [-{x.ndim}, {x.ndim}), or None "
+                             "for the flattened input")
         shape = (_flat_size(x.type.shape),) if self.axis is None else x.type.shape
         return Apply(self, [x], [TensorType(_accumulated_dtype(x.dtype), shape)()])
 

@@ -180,4 +180,12 @@ def test_theano_names():
     import bptt.compat.theano as theano
 
     theano.install()
-    from theano.tensor.extra_ops import CumOp, cumsum   # noqa: F401
+    from theano.tensor.extra_ops import CumOp
+
+    x = T.dmatrix("x")
+    out = CumOp(-1, "mul")(x)                   # Theano's op takes a negative axis too
+    assert out.owner.op == CumOp(1, "mul")
+    v = np.arange(1.0, 7.0).reshape(2, 3)
+    assert_same(bptt.function([x], out, mode="PY")(v), np.cumprod(v, -1))
+    with pytest.raises(ValueError, match="axis 2 is out of range"):
+        CumOp(2)(x)
