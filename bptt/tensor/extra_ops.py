@@ -35,17 +35,13 @@ import numpy as np
 from ..graph.basic import Apply
 from ..graph.op import Op
 from .basic import arange, cast, concatenate, zeros
-from .math import _accumulated_dtype, eq, maximum, minimum, switch
+from .math import _accumulated_dtype, _flat_size, eq, maximum, minimum, switch
 from .math import max as max_
-from .shape import _product, reshape, shape_i, squeeze
+from .shape import _product, flatten, reshape, shape_i, squeeze
 from .type import TensorType, as_tensor_variable
 
 __all__ = ["CumOp", "cumsum", "cumprod", "diff", "roll", "bincount", "fill_diagonal",
            "fill_diagonal_offset", "squeeze"]
-
-
-def _flat_size(shape):
-    return None if None in shape else int(np.prod(shape, dtype=np.int64))
 
 
 class CumOp(Op):
@@ -87,7 +83,7 @@ class CumOp(Op):
         flat = x if self.axis is None else None
         axis = 0 if self.axis is None else self.axis
         if flat is not None:
-            x = reshape(x, [_product([shape_i(x, i) for i in range(x.ndim)])], ndim=1)
+            x = flatten(x, 1)
         if self.mode == "add":
             gx = _reverse_cumsum(g, axis)
         else:
@@ -166,7 +162,8 @@ def _int_scalar(v, what, name):
     v = as_tensor_variable(v)
     if v.ndim != 0 or v.dtype not in ("int8", "int16", "int32", "int64", "uint8", "uint16",
                                       "uint32"):
-        raise TypeError(f"{what}: {name} must be an integer scalar, got {v.type}")
+        raise TypeError(f"{what}: {name} must be an int or an integer scalar, got {v.type}; "
+                        f"cast a float with T.cast({name}, 'int64')")
     return cast(v, "int64")
 
 
@@ -176,8 +173,7 @@ def roll(x, shift, axis=None):
     the flattened input and keeps `x`'s shape."""
     x = as_tensor_variable(x)
     if axis is None:
-        flat = reshape(x, [_product([shape_i(x, i) for i in range(x.ndim)])], ndim=1)
-        return reshape(roll(flat, shift, 0), x.shape, ndim=x.ndim)
+        return reshape(roll(flatten(x, 1), shift, 0), x.shape, ndim=x.ndim)
     if x.ndim == 0:
         raise ValueError("roll: a 0-d input has no axis to roll along; pass axis=None")
     axis = _axis(axis, x, "roll")
