@@ -7,8 +7,10 @@ from .elementary import (arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arct
                          exp2, log2, log10, sinh, tan)
 from .extra import (argsort, batched_dot, max_and_argmax, repeat, sort, tensordot,
                     tile)
+from .extra_ops import (bincount, cumprod, cumsum, diff, fill_diagonal,
+                        fill_diagonal_offset, roll)
 from .math import (abs, add, all, and_, any, argmax, argmin, bitwise_and, bitwise_or,
-                   bitwise_xor, ceil, clip, cos, cumsum, dot, eq, exp, expm1, floor, ge, gt,
+                   bitwise_xor, ceil, clip, cos, dot, eq, exp, expm1, floor, ge, gt,
                    int_div, invert, isinf, isnan, le, log, log1p, log_sigmoid, logical_and,
                    logical_not, logical_or, logical_xor, lt, matmul, max, maximum, mean, min,
                    minimum, mod, mul, neg, neq, or_, outer, pow, power, prod, reciprocal,
@@ -16,6 +18,7 @@ from .math import (abs, add, all, and_, any, argmax, argmin, bitwise_and, bitwis
                    tanh, true_div, var, where, xor)
 from .shape import (broadcast_to, dimshuffle, flatten, reshape, shape, shape_padaxis,
                     shape_padleft, shape_padright, specify_shape, squeeze, transpose)
+from .special import erf, erfc, erfcinv, erfinv, gamma, gammaln, psi, tri_gamma
 from .type import (TensorConstant, TensorType, TensorVariable, as_tensor_variable, constant,
                    tensor)
 

@@ -19,6 +19,12 @@ def _b():
     return basic
 
 
+def _x():
+    from . import extra_ops
+
+    return extra_ops
+
+
 def _s():
     import importlib  # `from . import shape` would get the function bptt.tensor.shape
 
@@ -186,7 +192,8 @@ def all(self, axis=None, keepdims=False): return _m().all(self, axis, keepdims)
 def any(self, axis=None, keepdims=False): return _m().any(self, axis, keepdims)
 def argmax(self, axis=None, keepdims=False): return _m().argmax(self, axis, keepdims)
 def argmin(self, axis=None, keepdims=False): return _m().argmin(self, axis, keepdims)
-def cumsum(self, axis=None): return _m().cumsum(self, axis)
+def cumsum(self, axis=None): return _x().cumsum(self, axis)
+def cumprod(self, axis=None): return _x().cumprod(self, axis)
 def dot(self, other): return _m().dot(self, other)
 def clip(self, lo, hi): return _m().clip(self, lo, hi)
 def round(self): return _m().round(self)

@@ -599,6 +599,3 @@ def argmax(x, axis=None, keepdims=False):
 def argmin(x, axis=None, keepdims=False):
     return _arg("min", x, axis, keepdims)
 
-
-def cumsum(x, axis=None):
-    raise NotImplementedError("cumsum is not implemented yet; use bptt.scan")

@@ -212,7 +212,7 @@ class TensorVariable(Variable):
         __rmod__, __rmul__, __ror__, __rpow__, __rsub__, __rtruediv__, __rxor__, __sub__,
         __truediv__, __xor__, T, all, any, argmax, argmin, astype, clip, dimshuffle, dot,
         eval, flatten, max, mean, min, ndim, nonzero_values, prod, reshape, shape, size, std, sum,
-        transpose, var, dtype, broadcastable, squeeze, cumsum, copy, round,
+        transpose, var, dtype, broadcastable, squeeze, cumsum, cumprod, copy, round,
     )
     __hash__ = Variable.__hash__
 

@@ -4,9 +4,9 @@ Generated modules start with that line and decorate every function with
 `jit` (jitting.py, with the numba options and the disk cache). The helpers
 they call live in modules of their own, each gathered here: the scan loop's
 (scan_runtime.py), BLAS (blas.py), vectorizable transcendentals
-(fastmath.py), elementwise shapes (elemwise_runtime.py), allocation
-(alloc_runtime.py), SumTo (reduce_runtime.py) and chunked products
-(chunk_runtime.py). Each helper module imports jitting.py, never this one.
+(fastmath.py), special functions (special.py), elementwise shapes
+(elemwise_runtime.py), allocation (alloc_runtime.py), SumTo
+(reduce_runtime.py) and chunked products (chunk_runtime.py). Each helper module imports jitting.py, never this one.
 """
 from __future__ import annotations
 
@@ -31,6 +31,12 @@ from .fastmath import *  # noqa: E402,F401,F403
 from .fastmath import __all__ as _fastmath_all  # noqa: E402
 
 __all__ = __all__ + list(_fastmath_all)
+
+# erf, gamma, psi, erfinv... of float64 scalars (special_erf, ...): see special.py.
+from .special import *  # noqa: E402,F401,F403
+from .special import __all__ as _special_all  # noqa: E402
+
+__all__ = __all__ + list(_special_all)
 
 # Output shape of the elementwise loop kernels (broadcast_shape): see elemwise_runtime.py.
 from .elemwise_runtime import *  # noqa: E402,F401,F403

@@ -5,7 +5,7 @@ namespace: `grad`, `Rop`, `Lop`, `jacobian`, `hessian`, `verify_grad`; the
 broadcastable row and column constructors (``dcol``, ``frow``, ...); and the
 submodules ``nnet`` (with Theano's vector-softmax), ``shared_randomstreams``,
 ``xlogx``, ``opt``, ``sharedvar``, ``subtensor``, ``blas``, ``basic``,
-``elemwise``.
+``elemwise``, ``extra_ops``.
 """
 import bptt.tensor as _t
 from bptt.grad import Lop as Lop, Rop as Rop, hessian as hessian, jacobian as jacobian
@@ -15,12 +15,14 @@ from bptt.tensor.type import TensorType as TensorType
 
 from ..gradient import grad as grad, verify_grad as verify_grad
 
-# Every public name of bptt.tensor (its namespace is the base of Theano's).
+# Every public name of bptt.tensor (its namespace is the base of Theano's), but not the
+# modules this package has its own of: `from . import extra_ops` would find bptt's.
 globals().update({k: v for k, v in vars(_t).items()
-                  if not k.startswith("_") and k not in ("nnet", "annotations")})
+                  if not k.startswith("_") and k not in ("nnet", "extra_ops", "annotations")})
 
-from . import (basic as basic, blas as blas, elemwise as elemwise, nnet as nnet,  # noqa: E402
-               opt as opt, shared_randomstreams as shared_randomstreams, sharedvar as sharedvar,
+from . import (basic as basic, blas as blas, elemwise as elemwise,  # noqa: E402
+               extra_ops as extra_ops, nnet as nnet, opt as opt,
+               shared_randomstreams as shared_randomstreams, sharedvar as sharedvar,
                subtensor as subtensor, xlogx as xlogx)
 from .basic import (addbroadcast as addbroadcast, diag as diag,  # noqa: E402
                     flatten as flatten,
