@@ -6,7 +6,8 @@ they call live in modules of their own, each gathered here: the scan loop's
 (scan_runtime.py), BLAS (blas.py), vectorizable transcendentals
 (fastmath.py), special functions (special.py), elementwise shapes
 (elemwise_runtime.py), allocation (alloc_runtime.py), SumTo
-(reduce_runtime.py) and chunked products (chunk_runtime.py). Each helper module imports jitting.py, never this one.
+(reduce_runtime.py) and chunked products (chunk_runtime.py). Each helper
+module imports jitting.py, never this one.
 """
 from __future__ import annotations
 
