@@ -256,13 +256,14 @@ class ScanArgs:
 
 
 def _consistent(origins):
-    """The origins if every one is known, else None (messages then number the sequences).
+    """The origins if any is known, else None.
 
     Each user's sequence is checked against its taps from its least shifted
     slice left (`utils.checked_origins`); a sequence derived from the user's
-    (offset None) is checked against n_steps only.
+    (offset None) is checked against n_steps only, under the user's name; a
+    sequence of no origin (None) is numbered in messages.
     """
-    return None if any(o is None for o in origins) else origins
+    return None if all(o is None for o in origins) else origins
 
 
 def _flat(lists):

@@ -148,10 +148,17 @@ class _Backward:
         name = self.node.op.info.name
         self.args.name = f"grad of {name}" if name else "grad of scan"
 
-    def add_sequence(self, inner, outer):
+    def add_sequence(self, inner, outer, origin=None):
         self.args.outer_in_seqs.append(outer)
         self.args.inner_in_seqs.append(inner)
-        self.args.seq_origins.append(None)
+        self.args.seq_origins.append(origin)
+
+    def forward_origin(self, j):
+        """The origin of a backward sequence cut from the forward's outer sequence `j`:
+        the user's name and taps, checked against n_steps only (offset None)."""
+        origins = self.node.op.seq_origins
+        o = origins[j] if origins else None
+        return None if o is None else o._replace(offset=None)
 
     def add_non_sequence(self, inner, outer):
         self.args.outer_in_non_seqs.append(outer)
@@ -312,7 +319,9 @@ def _feed_forward_values(bw):
             continue   # a constant or a placeholder of an earlier stage
         ent = kind[i]
         if ent[0] == "seq":
-            bw.add_sequence(v, _rows(node.inputs[ent[1]], w.start, w.executed))
+            j = info.outer_in_seqs.index(ent[1])
+            bw.add_sequence(v, _rows(node.inputs[ent[1]], w.start, w.executed),
+                            bw.forward_origin(j))
         elif ent[0] == "non_seq":
             bw.add_non_sequence(v, node.inputs[ent[1]])
         elif ent[0] in ("mit_sot", "sit_sot"):

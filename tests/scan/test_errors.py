@@ -170,6 +170,25 @@ def test_sequence_too_short_is_a_call_time_error(mode, n):
         assert len(f(np.arange(2.0))) == 0     # exactly the taps' span: zero steps
 
 
+@pytest.mark.parametrize("wrt", ["u", "r"])
+@pytest.mark.parametrize("taps", [[0], [-2, 0]])
+def test_gradient_alone_names_the_users_too_short_sequence(mode, wrt, taps):
+    # Only the gradient is asked for. With one tap the backward loop alone reads the rows
+    # cut from the forward's sequence: its message names the user's sequence, not
+    # "sequence 0". With two the forward loop runs and checks first.
+    u, r, k = T.dmatrix("u"), T.dscalar("r"), T.lscalar("k")
+    s, _ = bptt.scan(lambda *a: a[-1] + a[-2] * r + a[0], sequences=dict(input=u, taps=taps),
+                     outputs_info=T.zeros((3,)), n_steps=k, name="fwd")
+    f = bptt.function([u, r, k], bptt.grad(s.sum(), {"u": u, "r": r}[wrt]), mode=mode)
+    assert np.shape(f(np.ones((5, 3)), 2.0, 3)) == {"u": (5, 3), "r": ()}[wrt]
+    with pytest.raises(ValueError) as info:
+        f(np.ones((5, 3)), 2.0, 6)
+    msg = str(info.value)
+    scan = "scan 'grad of fwd'" if taps == [0] else "scan 'fwd'"
+    for part in (scan, f"sequence 'u' (taps {taps})", "pass a longer sequence"):
+        assert part in msg
+
+
 @pytest.mark.parametrize("taps, backwards", [([1], False), ([-1], True)])
 def test_a_lone_tap_checks_a_sequence_whose_name_holds_braces(mode, taps, backwards):
     """The check of a sequence no slice shows (a lone future tap forwards, a lone past tap
