@@ -5,7 +5,7 @@ namespace: `grad`, `Rop`, `Lop`, `jacobian`, `hessian`, `verify_grad`; the
 broadcastable row and column constructors (``dcol``, ``frow``, ...); and the
 submodules ``nnet`` (with Theano's vector-softmax), ``shared_randomstreams``,
 ``xlogx``, ``opt``, ``sharedvar``, ``subtensor``, ``blas``, ``basic``,
-``elemwise``.
+``elemwise``, ``signal`` (pooling).
 """
 import bptt.tensor as _t
 from bptt.grad import Lop as Lop, Rop as Rop, hessian as hessian, jacobian as jacobian
@@ -21,7 +21,7 @@ globals().update({k: v for k, v in vars(_t).items()
 
 from . import (basic as basic, blas as blas, elemwise as elemwise, nnet as nnet,  # noqa: E402
                opt as opt, shared_randomstreams as shared_randomstreams, sharedvar as sharedvar,
-               subtensor as subtensor, xlogx as xlogx)
+               signal as signal, subtensor as subtensor, xlogx as xlogx)
 from .basic import (addbroadcast as addbroadcast, diag as diag,  # noqa: E402
                     flatten as flatten,
                     patternbroadcast as patternbroadcast, unbroadcast as unbroadcast)
