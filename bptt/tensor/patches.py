@@ -71,13 +71,14 @@ class _Windows(Op):
         return h + top + bottom, w + left + right
 
     def out_sizes(self, h, w, what="Patches"):
-        """(OH, OW) for an image of h x w (ints or symbolic scalars)."""
-        sizes = tuple(window_count(n, span, s, self.partial)
-                      for n, span, s in zip(self.padded(h, w), self.spans(), self.stride))
-        if None in sizes:
+        """(OH, OW) for an image of h x w (ints, symbolic scalars, or None for unknown)."""
+        padded = [None if v is None else n for v, n in zip((h, w), self.padded(h or 0, w or 0))]
+        sizes = tuple(None if n is None else window_count(n, span, s, self.partial)
+                      for n, span, s in zip(padded, self.spans(), self.stride))
+        if any(s is None for s, n in zip(sizes, padded) if n is not None):
             raise ValueError(
                 f"{what}: the window spans {self.spans()} (rows, cols; filter size with its "
-                f"dilation) but the image is {h} x {w} with padding {self.pad} "
+                f"dilation), larger than the padded image: {h} x {w} with padding {self.pad} "
                 "(top, bottom, left, right); use a smaller window or pad the image "
                 "(border_mode='full' or 'half' for a convolution)")
         return sizes
@@ -94,12 +95,6 @@ class _Windows(Op):
             for q in range(self.window[1]):
                 yield p, q, (slice(p * dh, p * dh + (oh - 1) * sh + 1, sh),
                              slice(q * dw, q * dw + (ow - 1) * sw + 1, sw))
-
-
-def _static_sizes(op, h, w):
-    if h is None or w is None:
-        return None, None
-    return op.out_sizes(h, w)
 
 
 def fill_value(fill, dtype):
@@ -128,7 +123,7 @@ class Patches(_Windows):
             raise TypeError(f"Patches: expected a 4-d (batch, channels, rows, cols) input, "
                             f"got {x.type}")
         b, c, h, w = x.type.shape
-        oh, ow = _static_sizes(self, h, w)
+        oh, ow = self.out_sizes(h, w)
         return Apply(self, [x], [TensorType(x.dtype, (b, oh, ow, c) + self.window)()])
 
     def perform(self, node, inputs, output_storage):
