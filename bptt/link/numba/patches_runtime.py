@@ -40,11 +40,12 @@ def _sizes(h, w, geometry):
 
 
 @jit
-def patches(x, geometry, fill):
+def _walk(image, windows, geometry, to_windows, fill):
+    """Visit every (window entry, image position) pair: copy the image into the windows
+    (the fill off the image), or add the windows into the image."""
     kh, kw, sh, sw, dh, dw, top, bottom, left, right, partial = geometry
-    nb, nc, h, w = x.shape
-    oh, ow = _sizes(h, w, geometry)
-    out = alloc_empty((nb, oh, ow, nc, kh, kw), x.dtype)
+    nb, oh, ow, nc = windows.shape[0], windows.shape[1], windows.shape[2], windows.shape[3]
+    h, w = image.shape[2], image.shape[3]
     for b in range(nb):
         for i in range(oh):
             for j in range(ow):
@@ -53,30 +54,29 @@ def patches(x, geometry, fill):
                         r = i * sh + p * dh - top
                         for q in range(kw):
                             s = j * sw + q * dw - left
-                            if 0 <= r < h and 0 <= s < w:
-                                out[b, i, j, c, p, q] = x[b, c, r, s]
-                            else:
-                                out[b, i, j, c, p, q] = fill
+                            inside = 0 <= r < h and 0 <= s < w
+                            if to_windows:
+                                windows[b, i, j, c, p, q] = image[b, c, r, s] if inside else fill
+                            elif inside:
+                                image[b, c, r, s] += windows[b, i, j, c, p, q]
+
+
+@jit
+def patches(x, geometry, fill):
+    kh, kw = geometry[0], geometry[1]
+    oh, ow = _sizes(x.shape[2], x.shape[3], geometry)
+    out = alloc_empty((x.shape[0], oh, ow, x.shape[1], kh, kw), x.dtype)
+    _walk(x, out, geometry, True, fill)
     return out
 
 
 @jit
 def patches_adjoint(g, h, w, geometry):
-    kh, kw, sh, sw, dh, dw, top, bottom, left, right, partial = geometry
-    nb, oh, ow, nc = g.shape[0], g.shape[1], g.shape[2], g.shape[3]
-    if (oh, ow) != _sizes(h, w, geometry) or g.shape[4] != kh or g.shape[5] != kw:
+    if (g.shape[1], g.shape[2]) != _sizes(h, w, geometry) or g.shape[4] != geometry[0] \
+            or g.shape[5] != geometry[1]:
         raise ValueError("PatchesAdjoint: the windows do not fit the image size")
-    out = alloc_zeros((nb, nc, h, w), g.dtype)
-    for b in range(nb):
-        for i in range(oh):
-            for j in range(ow):
-                for c in range(nc):
-                    for p in range(kh):
-                        r = i * sh + p * dh - top
-                        for q in range(kw):
-                            s = j * sw + q * dw - left
-                            if 0 <= r < h and 0 <= s < w:
-                                out[b, c, r, s] += g[b, i, j, c, p, q]
+    out = alloc_zeros((g.shape[0], g.shape[3], h, w), g.dtype)
+    _walk(out, g, geometry, False, g.dtype.type(0))
     return out
 
 
