@@ -21,7 +21,8 @@ Border modes (padding added on each side of an axis with span
 from __future__ import annotations
 
 from ..graph.basic import Constant
-from .math import dot
+from .assertion import check, check_shape
+from .math import dot, eq
 from .patches import Patches
 from .shape import shape_i
 from .sharedvar import SharedVariable
@@ -96,7 +97,8 @@ def conv2d(input, filters, input_shape=None, filter_shape=None, border_mode="val
         the filters' static shape, `filter_shape`, or the value of a shared
         variable.
     input_shape, filter_shape : tuples of 4 ints or None, optional
-        What is known of the shapes (checked against the static shapes).
+        What is known of the shapes (None for an unknown size): the output's
+        static shape follows from them, and they are checked at run time.
     border_mode : 'valid', 'full', 'half', int, (int, int) or ((int, int), (int, int))
         Zero padding; see the module docstring.
     subsample : (int, int)
@@ -123,6 +125,12 @@ def conv2d(input, filters, input_shape=None, filter_shape=None, border_mode="val
         raise TypeError(f"conv2d: the filter rows and cols must be known when the graph is "
                         f"built, got filter shape {tuple(fs)}; pass filter_shape=(out, in, "
                         "rows, cols)")
+    # The shapes the graph relies on, checked at run time where the types lack them.
+    x, w = check_shape(x, xs, "conv2d's input"), check_shape(w, fs, "conv2d's filters")
+    if x.type.shape[1] is None or w.type.shape[1] is None:
+        x = check(x, eq(shape_i(x, 1), shape_i(w, 1)),
+                  "conv2d: the input has {} channels but the filters expect {} (their second "
+                  "axis is the input's channel axis)", shape_i(x, 1), shape_i(w, 1))
     window, stride = (fs[2], fs[3]), _pair(subsample, "subsample")
     dilation = _pair(filter_dilation, "filter_dilation")
     op = Patches(window, stride, dilation,
@@ -132,8 +140,7 @@ def conv2d(input, filters, input_shape=None, filter_shape=None, border_mode="val
     if filter_flip:
         w = w[:, :, ::-1, ::-1]
     p = op(x)
-    n_out = fs[0] if fs[0] is not None else shape_i(w, 0)
-    rows = p.reshape((-1, p.type.shape[3] * window[0] * window[1] if p.type.shape[3] else
-                      shape_i(x, 1) * (window[0] * window[1])))
+    n_out = _dim(w, 0)
+    rows = p.reshape((-1, _dim(p, 3) * (window[0] * window[1])))
     out = dot(rows, w.reshape((n_out, -1)).T)
     return out.reshape((_dim(p, 0), _dim(p, 1), _dim(p, 2), n_out)).dimshuffle(0, 3, 1, 2)

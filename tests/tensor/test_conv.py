@@ -203,6 +203,22 @@ def test_conv2d_filter_larger_than_input_at_run_time(mode):
         f(np.ones((1, 1, 2, 5)), np.ones((1, 1, 3, 3)))
 
 
+def test_conv2d_checks_shapes_at_run_time(mode):
+    """What the types do not prove (the shape hints, the channels) is checked."""
+    x, w = T.tensor4("x"), T.tensor4("w")
+    y = conv2d(x, w, input_shape=(None, 2, 5, None), filter_shape=(3, None, 2, 2))
+    assert y.type.shape == (None, 3, 4, None)
+    f = bptt.function([x, w], y, mode=mode)
+    assert f(np.ones((1, 2, 5, 4)), np.ones((3, 2, 2, 2))).shape == (1, 3, 4, 3)
+    # A wrong hint is an error. Loose match: the size-facts rewrite folds the hint's own
+    # check away when the graph reads the checked sizes, and the reshape reports it.
+    with pytest.raises(ValueError, match="shape"):
+        f(np.ones((1, 2, 6, 4)), np.ones((3, 2, 2, 2)))
+    g = bptt.function([x, w], conv2d(x, w, filter_shape=(3, None, 2, 2)), mode=mode)
+    with pytest.raises(ValueError, match="input has 2 channels but the filters expect 1"):
+        g(np.ones((1, 2, 5, 4)), np.ones((3, 1, 2, 2)))
+
+
 def test_theano_conv2d_signatures():
     import bptt.compat.theano as theano
 
