@@ -146,6 +146,15 @@ class Patches(_Windows):
         adjoint = PatchesAdjoint(self.window, self.stride, self.dilation, self.pad, self.partial)
         return [adjoint(g, shape_i(x, 2), shape_i(x, 3))]
 
+    def R_op(self, inputs, eval_points):
+        # Linear in x; the fill positions are constants, so their tangent is 0.
+        linear = Patches(self.window, self.stride, self.dilation, self.pad, self.partial)
+        if eval_points[0] is None:
+            from .basic import zeros_like
+
+            return [zeros_like(self(inputs[0]))]
+        return [linear(eval_points[0])]
+
     def infer_shape(self, fgraph, node, input_shapes):
         b, c, h, w = input_shapes[0]
         return [(b, *self.out_sizes(h, w), c, *self.window)]
@@ -188,6 +197,13 @@ class PatchesAdjoint(_Windows):
 
         forward = Patches(self.window, self.stride, self.dilation, self.pad, self.partial)
         return [forward(output_grads[0]), disconnected_grad(), disconnected_grad()]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            from .basic import zeros_like
+
+            return [zeros_like(self(*inputs))]
+        return [self(eval_points[0], *inputs[1:])]
 
     def connection_pattern(self, node):
         return [[True], [False], [False]]

@@ -14,7 +14,7 @@ from bptt.graph.traversal import toposort
 from bptt.tensor.conv import conv2d
 from bptt.tensor.patches import Patches
 
-from ..strategies import assert_same, check_infer_shape, run
+from ..strategies import assert_same, check_infer_shape, check_rop, run
 
 
 def numpy_conv(x, w, pad, stride, dilation, flip):
@@ -157,6 +157,17 @@ def test_conv2d_second_order_gradients():
         return bptt.grad(T.sum(y ** 2), x)
 
     bptt.verify_grad(g_x, list(_values(case)), mode="PY", rng=np.random.default_rng(2))
+
+
+def test_conv2d_forward_mode_agrees_with_reverse_mode():
+    """Rop through Patches, and through PatchesAdjoint (in the input gradient)."""
+    case = NUMBA_CASES[0]
+
+    def both(x, w):
+        y = _conv(x, w, case)
+        return y, bptt.grad(T.sum(y ** 2), x)
+
+    check_rop(both, list(_values(case)), "PY")
 
 
 def test_conv2d_static_and_inferred_shapes():

@@ -10,7 +10,7 @@ import bptt
 import bptt.tensor as T
 from bptt.tensor.pool import MODES, pool_2d
 
-from ..strategies import assert_same, run
+from ..strategies import assert_same, check_rop, run
 
 
 def _count(n, k, s, ignore_border):
@@ -114,6 +114,11 @@ def test_pool_2d_gradient_matches_finite_differences_in_numba():
     xv = np.random.default_rng(1).standard_normal((2, 2, 7, 5))
     case = dict(GEOMETRIES[0], mode="average_exc_pad")
     bptt.verify_grad(lambda x: _pool(x, case), [xv], mode="NUMBA", rng=np.random.default_rng(2))
+
+
+def test_pool_2d_forward_mode_agrees_with_reverse_mode():
+    xv = np.random.default_rng(4).standard_normal((2, 2, 7, 5))
+    check_rop(lambda x: [_pool(x, dict(GEOMETRIES[0], mode=m)) for m in MODES], [xv], "PY")
 
 
 def test_max_pool_gradient_goes_to_every_tied_maximum(mode):
