@@ -1,7 +1,7 @@
 """Run third-party Theano programs on bptt.compat.theano (not part of CI).
 
     python tools/run_theano_programs.py --tutorials PATH/DeepLearningTutorials \\
-        --theano PATH/Theano [--only rnnslu,lstm,rnnrbm,test_scan] [--quick]
+        --theano PATH/Theano [--only rnnslu,lstm,rnnrbm,lenet,test_scan] [--quick]
 
 For the tutorials (``code/rnnslu.py``, ``code/lstm.py``, ``code/rnnrbm.py``,
 unchanged), it copies them to a work directory, writes synthetic data of the
@@ -10,8 +10,11 @@ calls `bptt.compat.theano.install()` and imports them with their own
 ``import theano``, trains briefly and reports whether they learn: the
 rnnslu training NLL falls (and a deep copy of the model, as rnnslu makes of
 its best model, classifies as the model does), the lstm test error is well
-below chance, the rnnrbm pseudo-log-likelihood rises. Each program runs in a
-process of its own.
+below chance, the rnnrbm pseudo-log-likelihood rises. LeNet
+(``code/convolutional_mlp.py`` with its ``logistic_sgd.py`` and ``mlp.py``)
+trains on sklearn's 8x8 digits scaled into MNIST's 28x28 pickle, minibatches
+of 50, and its training cost halves. Each program runs in a process of its
+own.
 
 For Theano's ``theano/scan_module/tests/test_scan.py`` it runs pytest with
 the plugin in ``tools/theano_programs/`` (no edit to the test file) and
@@ -235,13 +238,91 @@ def run_rnnrbm(work, quick):
             "generated_shape": list(sample.shape)}
 
 
-PROGRAMS = {"rnnslu": run_rnnslu, "lstm": run_lstm, "rnnrbm": run_rnnrbm}
+def digits_like_mnist(path, rng):
+    """MNIST's pickle (train, valid, test sets of (n x 784 floats in [0, 1], labels)) made
+    of sklearn's 8x8 digits, each pixel repeated 3 x 3 and the 24 x 24 image padded to
+    28 x 28; without sklearn, a noisy fixed pattern per class."""
+    try:
+        from sklearn.datasets import load_digits
+
+        digits = load_digits()
+        images, labels = digits.images / 16.0, digits.target
+        images = np.pad(np.kron(images, np.ones((3, 3))), ((0, 0), (2, 2), (2, 2)))
+    except ImportError:
+        labels = rng.integers(0, 10, 1800)
+        patterns = rng.random((10, 28, 28)) < 0.3
+        images = np.clip(patterns[labels] + 0.3 * rng.standard_normal((1800, 28, 28)), 0, 1)
+    order = rng.permutation(len(labels))
+    x = images.reshape(len(labels), 784)[order].astype("float32")
+    y = labels[order].astype("int64")
+    cuts = [(0, 1200), (1200, 1500), (1500, 1800)]
+    with gzip.open(path, "wb") as f:
+        pickle.dump(tuple((x[a:b], y[a:b]) for a, b in cuts), f)
+
+
+class _RecordingTheano:
+    """A tutorial module's ``theano`` whose `function` records what a function with
+    updates (its training step) returns, the cost of each minibatch, and the seconds
+    spent compiling."""
+
+    def __init__(self, theano, record):
+        self._theano, self._record = theano, record
+        self.compile_s = 0.0
+
+    def __getattr__(self, name):
+        return getattr(self._theano, name)
+
+    def function(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        fn = self._theano.function(*args, **kwargs)
+        self.compile_s += time.perf_counter() - t0
+        if not kwargs.get("updates"):
+            return fn
+
+        def recording(*call_args):
+            out = fn(*call_args)
+            self._record.append(float(out))
+            return out
+
+        return recording
+
+
+def run_lenet(work, quick):
+    import contextlib
+    import io
+    import re
+
+    _install()
+    digits_like_mnist(os.path.join(work, "mnist.pkl.gz"), np.random.default_rng(0))
+    sys.path.insert(0, work)
+    lenet = _import("convolutional_mlp", work)
+    costs = []
+    lenet.theano = recording = _RecordingTheano(lenet.theano, costs)
+    epochs, batch = (3 if quick else 8), 50
+    printed = io.StringIO()
+    t0 = time.perf_counter()
+    with contextlib.redirect_stdout(printed):
+        lenet.evaluate_lenet5(learning_rate=0.1, n_epochs=epochs, batch_size=batch,
+                              dataset=os.path.join(work, "mnist.pkl.gz"))
+    per_epoch = len(costs) // epochs
+    by_epoch = [float(np.mean(costs[e * per_epoch:(e + 1) * per_epoch])) for e in range(epochs)]
+    tests = re.findall(r"test error of best model ([0-9.]+) %", printed.getvalue())
+    return {"program": "lenet", "seconds": round(time.perf_counter() - t0, 1),
+            "compile_s": round(recording.compile_s, 1),
+            "train_cost_by_epoch": [round(c, 3) for c in by_epoch],
+            "learns": by_epoch[-1] < 0.5 * by_epoch[0],
+            "test_error_percent": float(tests[-1]) if tests else None}
+
+
+PROGRAMS = {"rnnslu": run_rnnslu, "lstm": run_lstm, "rnnrbm": run_rnnrbm, "lenet": run_lenet}
+#: the files of the tutorials' code directory each program needs, besides data
+FILES = {"lenet": ["convolutional_mlp.py", "logistic_sgd.py", "mlp.py"]}
 
 
 def run_one(name, tutorials, quick):
     work = tempfile.mkdtemp(prefix=f"bptt-{name}-")
     code = os.path.join(tutorials, "code")
-    for f in (f"{name}.py", "imdb.py", "conlleval.pl"):
+    for f in FILES.get(name, [f"{name}.py"]) + ["imdb.py", "conlleval.pl"]:
         if os.path.exists(os.path.join(code, f)):
             shutil.copy(os.path.join(code, f), work)
     cwd = os.getcwd()
@@ -292,7 +373,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tutorials", help="a checkout of lisa-lab/DeepLearningTutorials")
     parser.add_argument("--theano", help="a checkout of Theano/Theano")
-    parser.add_argument("--only", default="rnnslu,lstm,rnnrbm,test_scan")
+    parser.add_argument("--only", default="rnnslu,lstm,rnnrbm,lenet,test_scan")
     parser.add_argument("--quick", action="store_true", help="fewer epochs")
     parser.add_argument("--report", default=os.path.join(tempfile.gettempdir(),
                                                          "bptt-test_scan.json"))

@@ -2,18 +2,22 @@
 
 `sigmoid` and `softplus` are scalar ops of their own (stable formulas, simple
 partials); the rest are compositions, so their gradients come from the rules
-of the ops they are made of.
+of the ops they are made of. `conv2d` (conv.py) and `pool_2d` (pool.py) are
+built on the windows op of patches.py.
 """
 from __future__ import annotations
 
 from .basic import arange, cast
+from .conv import conv2d as conv2d
 from .math import clip, eq, exp, log, max as _max, maximum, sigmoid, sum as _sum
 from .math import softplus as softplus  # re-exported: T.nnet.softplus
+from .pool import pool_2d as pool_2d
 from .shape import shape_padleft, shape_padright, shape_i
 from .type import as_tensor_variable
 
 __all__ = ["sigmoid", "ultra_fast_sigmoid", "hard_sigmoid", "softplus", "softmax",
-           "log_softmax", "relu", "binary_crossentropy", "categorical_crossentropy"]
+           "log_softmax", "relu", "binary_crossentropy", "categorical_crossentropy", "conv2d",
+           "pool_2d"]
 
 #: Theano's approximation; here the exact sigmoid (as fast in compiled code).
 ultra_fast_sigmoid = sigmoid

@@ -202,7 +202,7 @@ def test_a_caller_compiled_against_a_cached_function_keeps_its_callees_hooks(tmp
 
 @pytest.mark.parametrize("module", ["jitting", "runtime", "scan_runtime", "blas", "fastmath",
                                     "elemwise_runtime", "alloc_runtime", "reduce_runtime",
-                                    "chunk_runtime", "separate"])
+                                    "chunk_runtime", "patches_runtime", "separate"])
 def test_each_runtime_module_imports_first_in_a_fresh_process(module):
     # a helper module that imported runtime.py (which gathers them all) would meet
     # itself half-built when imported first

@@ -68,3 +68,9 @@ from .chunk_runtime import *  # noqa: E402,F401,F403
 from .chunk_runtime import __all__ as _chunk_all  # noqa: E402
 
 __all__ = __all__ + list(_chunk_all)
+
+# The loops of Patches and PatchesAdjoint, geometry as an argument: see patches_runtime.py.
+from .patches_runtime import *  # noqa: E402,F401,F403
+from .patches_runtime import __all__ as _patches_all  # noqa: E402
+
+__all__ = __all__ + list(_patches_all)

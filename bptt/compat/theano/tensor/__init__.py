@@ -5,7 +5,7 @@ namespace: `grad`, `Rop`, `Lop`, `jacobian`, `hessian`, `verify_grad`; the
 broadcastable row and column constructors (``dcol``, ``frow``, ...); and the
 submodules ``nnet`` (with Theano's vector-softmax), ``shared_randomstreams``,
 ``xlogx``, ``opt``, ``sharedvar``, ``subtensor``, ``blas``, ``basic``,
-``elemwise``, ``extra_ops``.
+``elemwise``, ``extra_ops``, ``signal`` (pooling).
 """
 import bptt.tensor as _t
 from bptt.grad import Lop as Lop, Rop as Rop, hessian as hessian, jacobian as jacobian
@@ -23,7 +23,7 @@ globals().update({k: v for k, v in vars(_t).items()
 from . import (basic as basic, blas as blas, elemwise as elemwise,  # noqa: E402
                extra_ops as extra_ops, nnet as nnet, opt as opt,
                shared_randomstreams as shared_randomstreams, sharedvar as sharedvar,
-               subtensor as subtensor, xlogx as xlogx)
+               signal as signal, subtensor as subtensor, xlogx as xlogx)
 from .basic import (addbroadcast as addbroadcast, diag as diag,  # noqa: E402
                     flatten as flatten,
                     patternbroadcast as patternbroadcast, unbroadcast as unbroadcast)

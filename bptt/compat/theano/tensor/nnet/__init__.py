@@ -4,8 +4,12 @@ Theano's softmax worked on rows: the softmax of a vector was a (1, n) row
 (code indexes it as ``s[:, 0, :]`` after a scan), and of a matrix the
 softmax of each row. `softmax` does the same; bptt's own
 `bptt.tensor.nnet.softmax` keeps the vector's shape.
+
+`conv2d` is bptt's (`bptt.tensor.conv`) under Theano 1.0's signature; the
+submodule ``conv`` holds the older ``conv.conv2d``.
 """
 import bptt.tensor.nnet as _nnet
+from bptt.tensor.conv import conv2d as _conv2d
 from bptt.tensor.nnet import (binary_crossentropy as binary_crossentropy,
                               categorical_crossentropy as categorical_crossentropy,
                               hard_sigmoid as hard_sigmoid, log_softmax as _log_softmax,
@@ -42,3 +46,23 @@ def logsoftmax(x, axis=None):
 def crossentropy_categorical_1hot(coding_dist, true_idx):
     """``-log(coding_dist[i, true_idx[i]])`` for each row i."""
     return categorical_crossentropy(coding_dist, true_idx)
+
+
+def conv2d(input, filters, input_shape=None, filter_shape=None, border_mode="valid",
+           subsample=(1, 1), filter_flip=True, image_shape=None, filter_dilation=(1, 1),
+           num_groups=1, unshared=False):
+    """Theano 1.0's ``conv2d``: `bptt.tensor.conv.conv2d`, `image_shape` being the old
+    name of `input_shape`; grouped and unshared convolutions are not provided."""
+    if num_groups != 1 or unshared:
+        raise NotImplementedError(f"conv2d: num_groups={num_groups!r} and unshared="
+                                  f"{unshared!r} are not provided by bptt (only num_groups=1, "
+                                  "unshared=False)")
+    if image_shape is not None:
+        if input_shape is not None:
+            raise ValueError("conv2d: give input_shape= only (image_shape= is its old name)")
+        input_shape = image_shape
+    return _conv2d(input, filters, input_shape, filter_shape, border_mode, subsample,
+                   filter_flip, filter_dilation)
+
+
+from . import conv as conv  # noqa: E402  (it imports this package's names)
