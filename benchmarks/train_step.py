@@ -63,8 +63,8 @@ def time_steps(step, data):
     return 1e3 * statistics.median(times)
 
 
-def build_bptt(args):
-    """The bptt training step ``step(x, y) -> loss`` for `args` (compiled)."""
+def bptt_step_graph(args, lr=1e-3):
+    """The bptt training step's graph for `args`: ``([x, y], loss, updates, params)``."""
     import bptt
     import bptt.nn as nn
     import bptt.tensor as T
@@ -80,9 +80,17 @@ def build_bptt(args):
     states, (h_n, c_n) = lstm(emb(x), (h, c))
     loss = nn.cross_entropy(out(states), y)
     grads = nn.clip_by_global_norm(bptt.grad(loss, params), 1.0)
-    updates = nn.adam(grads, params, 1e-3)
+    updates = nn.adam(grads, params, lr)
     updates[h], updates[c] = h_n, c_n
-    return bptt.function([x, y], loss, updates=updates)
+    return [x, y], loss, updates, params
+
+
+def build_bptt(args):
+    """The bptt training step ``step(x, y) -> loss`` for `args` (compiled)."""
+    import bptt
+
+    inputs, loss, updates, _ = bptt_step_graph(args)
+    return bptt.function(inputs, loss, updates=updates)
 
 
 def build_torch(args):

@@ -31,14 +31,17 @@ in numba's disk cache; the library kind and integer width are in the cache key.
 Short, wide results. A row-major ``m x n`` result asked of BLAS as ``C^T = B^T A^T``
 makes BLAS's M the result's ``n`` columns and its N the ``m`` rows. With few rows
 and many columns (a batch of 32 rows times a 256 x 1024 weight, the product of
-every step of a recurrent loop) OpenBLAS's sgemm runs far below its rate: it packs
-the large operand as its M side, with copy routines slower than the N side's
-(benchmarks/notes.md has the figures, benchmarks/wide_product.py measures them). So a float32
-result with at least `WIDE` times more columns than rows, when BLAS would not read
-it (beta 0), is computed in column-major order (M = m) into a scratch array and
-copied into place transposed (blas_copies.py; O(m n) next to the product's
-O(m n k)). dgemm runs these shapes as fast either way, so the copy would only add
-to them: float64 products keep the direct call.
+every step of a recurrent loop) OpenBLAS's sgemm runs far below its rate when `b`
+is column-major (a transposed view, such as a weight stored n x k and read as its
+transpose): it packs that large operand as its M side, with copy routines slower
+than the N side's (benchmarks/notes.md has the figures, benchmarks/wide_product.py
+measures them). So such a float32 result, with at least `WIDE` times more columns
+than rows, when BLAS would not read it (beta 0), is computed in column-major order
+(M = m) into a scratch array and copied into place transposed (blas_copies.py;
+O(m n) next to the product's O(m n k)). With a row-major `b` the direct call packs
+`b` as fast or faster (the product of a recurrent loop's backward step,
+``dz @ W``), so the copy would only add to it; dgemm runs all these shapes as fast
+either way: float64 products keep the direct call.
 
 Small products (at most `SMALL` multiply-adds) run as plain loops instead:
 the BLAS call costs about as much as the whole product there (see
@@ -540,7 +543,7 @@ def gemm_into(alpha, a, b, beta, c):
         b = _copied(b)
         bmaj, ldb = 0, (n if n > 1 else 1)
     restore = _threads_for(m * n * k)
-    if cmaj == 0 and beta == 0 and n >= WIDE * m and c.itemsize == 4:   # module docstring
+    if cmaj == 0 and beta == 0 and bmaj == 1 and n >= WIDE * m and c.itemsize == 4:  # docstring
         t = alloc_empty((n, m), c.dtype)    # the memory of c in column-major order
         _xgemm(amaj == 0, bmaj == 0, m, n, k, alpha, a, lda, b, ldb, beta, t, m)
         _copy_transposed(c, t)
