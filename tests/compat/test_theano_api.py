@@ -1,5 +1,5 @@
 """Theano's signatures and meanings that third-party libraries (Lasagne among them)
-rely on: broadcastable patterns."""
+rely on: broadcastable patterns, graph classes under Theano's names."""
 import numpy as np
 import pytest
 
@@ -39,4 +39,13 @@ def test_shared_takes_theano_broadcastable_pattern():
     with pytest.raises(ValueError, match=r"broadcastable=\(True,\) has 1 entries.*\(2, 4\)"):
         theano.shared(np.zeros((2, 4)), broadcastable=(True,))
     assert theano.compile.shared is theano.shared
+
+
+def test_graph_classes_have_theano_names():
+    x, s = T.dvector("x"), theano.shared(np.zeros(2))
+    for cls in (theano.Variable, T.Variable, theano.gof.Variable):
+        assert isinstance(x, cls) and isinstance(x + 1, cls)
+    assert isinstance(T.constant(1.0), T.Constant) and isinstance((x + 1).owner, theano.Apply)
+    assert isinstance(s, theano.compile.SharedVariable)
+    assert not isinstance(x, theano.compile.SharedVariable)
 

@@ -38,6 +38,8 @@ import numpy as np
 
 import bptt as _bptt
 from bptt.errors import MissingInputError as MissingInputError
+from bptt.graph.basic import Apply as Apply, Constant as Constant, Variable as Variable
+from bptt.graph.op import Op as Op
 from bptt.graph.replace import clone as _graph_clone
 from bptt.scan import (foldl as foldl, foldr as foldr, map as map, reduce as reduce,  # noqa: A004
                        until as until)

@@ -2,7 +2,7 @@
 from bptt.compile.io import In as In
 
 from .function import function as function
-from .sharedvalue import shared as shared
+from .sharedvalue import SharedVariable as SharedVariable, shared as shared
 from .mode import (FAST_COMPILE as FAST_COMPILE, FAST_RUN as FAST_RUN, Mode as Mode,
                    MonitorMode as MonitorMode, get_default_mode as get_default_mode,
                    get_mode as get_mode)

@@ -1,6 +1,7 @@
 """``theano.compile.sharedvalue``: `shared` with Theano's signature."""
 from __future__ import annotations
 
+from bptt.tensor.sharedvar import SharedVariable as SharedVariable
 from bptt.tensor.sharedvar import shared as _shared
 
 

@@ -5,12 +5,14 @@ namespace: `grad`, `Rop`, `Lop`, `jacobian`, `hessian`, `verify_grad`; the
 broadcastable row and column constructors (``dcol``, ``frow``, ...); and the
 submodules ``nnet`` (with Theano's vector-softmax), ``shared_randomstreams``,
 ``xlogx``, ``opt``, ``sharedvar``, ``subtensor``, ``blas``, ``basic``,
-``elemwise``, ``extra_ops``, ``signal`` (pooling), ``type``.
+``elemwise``, ``extra_ops``, ``signal`` (pooling), ``type``; and `Variable`, `Constant`,
+`Apply` (Theano's graph classes, which it re-exported here).
 """
 import bptt.tensor as _t
 from bptt.grad import Lop as Lop, Rop as Rop, hessian as hessian, jacobian as jacobian
 from bptt.tensor.elemwise import Elemwise as Elemwise
 from bptt.tensor.math import Dot as Dot
+from bptt.graph.basic import Apply as Apply, Constant as Constant, Variable as Variable
 
 from ..gradient import grad as grad, verify_grad as verify_grad
 
