@@ -1,5 +1,6 @@
 """Theano's signatures and meanings that third-party libraries (Lasagne among them)
-rely on: broadcastable patterns, graph classes under Theano's names."""
+rely on: broadcastable patterns, graph classes under Theano's names, scan's
+`strict`."""
 import numpy as np
 import pytest
 
@@ -49,3 +50,35 @@ def test_graph_classes_have_theano_names():
     assert isinstance(s, theano.compile.SharedVariable)
     assert not isinstance(x, theano.compile.SharedVariable)
 
+
+def test_strict_scan_requires_only_shared_variables_as_in_theano(mode):
+    """Theano's strict=True asks for the shared variables the step reads; another free
+    variable becomes a non-sequence as without strict."""
+    w, v, x0 = theano.shared(np.eye(2) * 2, name="w"), T.dvector("v"), T.dvector("x0")
+    hs, _ = theano.scan(lambda h, w: T.dot(h, w) + v, outputs_info=[x0], non_sequences=[w],
+                        n_steps=3, strict=True)
+    got = theano.function([x0, v], hs, mode=mode)(np.ones(2), np.array([1.0, -1.0]))
+    np.testing.assert_allclose(got, [[3, 1], [7, 1], [15, 1]])
+    with pytest.raises(theano.gof.fg.MissingInputError,
+                       match=r"\(strict=True\).*uses 'w'.*non_sequences"):
+        theano.scan(lambda h: T.dot(h, w) + v, outputs_info=[x0], n_steps=3, strict=True)
+
+
+def test_bptt_strict_requires_every_variable_unless_shared_only():
+    v, w = T.dvector("v"), bptt.shared(np.ones(2), name="w")
+    with pytest.raises(bptt.MissingInputError, match="strict=True.*uses 'v'"):
+        bptt.scan(lambda h: h + v, outputs_info=[T.dvector()], n_steps=3, strict=True)
+    bptt.scan(lambda h: h + v, outputs_info=[T.dvector()], n_steps=3, strict="shared")
+    with pytest.raises(bptt.MissingInputError, match="strict='shared'.*uses 'w'"):
+        bptt.scan(lambda h: h + w, outputs_info=[T.dvector()], n_steps=3, strict="shared")
+    with pytest.raises(ValueError, match="strict must be True, False or 'shared', got 'yes'"):
+        bptt.scan(lambda h: h, outputs_info=[T.dvector()], n_steps=3, strict="yes")
+
+
+def test_theano_scan_is_named_after_its_caller():
+    hs, _ = theano.scan(lambda h: h * 2, outputs_info=[T.dvector()], n_steps=3)
+    from bptt.graph.traversal import toposort
+    from bptt.scan.op import Scan
+
+    scan_node = next(n for n in toposort([hs]) if isinstance(n.op, Scan))
+    assert scan_node.op.info.name.startswith("scan@test_theano_api.py:")
