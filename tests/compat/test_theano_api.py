@@ -1,6 +1,6 @@
 """Theano's signatures and meanings that third-party libraries (Lasagne among them)
 rely on: broadcastable patterns, graph classes under Theano's names, scan's
-`strict`."""
+`strict`, gradient clipping."""
 import numpy as np
 import pytest
 
@@ -82,3 +82,9 @@ def test_theano_scan_is_named_after_its_caller():
 
     scan_node = next(n for n in toposort([hs]) if isinstance(n.op, Scan))
     assert scan_node.op.info.name.startswith("scan@test_theano_api.py:")
+
+
+def test_grad_clip_is_in_theano_gradient():
+    x = T.dvector("x")
+    g = theano.grad((theano.gradient.grad_clip(x, -0.5, 0.5) * 4).sum(), x)
+    np.testing.assert_array_equal(theano.function([x], g, mode="PY")(np.zeros(2)), [0.5, 0.5])
