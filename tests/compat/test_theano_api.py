@@ -1,6 +1,6 @@
 """Theano's signatures and meanings that third-party libraries (Lasagne among them)
 rely on: broadcastable patterns, graph classes under Theano's names, scan's
-`strict`, gradient clipping."""
+`strict`, gradient clipping, graph traversal order and comparison."""
 import numpy as np
 import pytest
 
@@ -88,3 +88,46 @@ def test_grad_clip_is_in_theano_gradient():
     x = T.dvector("x")
     g = theano.grad((theano.gradient.grad_clip(x, -0.5, 0.5) * 4).sum(), x)
     np.testing.assert_array_equal(theano.function([x], g, mode="PY")(np.zeros(2)), [0.5, 0.5])
+
+
+def test_graph_inputs_come_in_theano_order():
+    """Theano searches from the last variable given, each node's inputs in order."""
+    W, b, c = (theano.shared(np.zeros(2), name=n) for n in "Wbc")
+    x = T.dvector("x")
+    assert theano.gof.graph.inputs([W, b]) == [b, W]
+    assert theano.gof.graph.inputs(reversed([W, b])) == [W, b]
+    assert theano.gof.graph.inputs([x * W + b, c]) == [c, x, W, b]
+    y = x * W
+    assert theano.gof.graph.inputs([y + b], blockers=[y]) == [b]
+    assert theano.gof.graph.ancestors([y + b], blockers=[y])[1:] == [y, b]
+
+
+class _TwoOutputs(bptt.graph.op.Op):
+    def make_node(self, x):
+        return bptt.graph.basic.Apply(self, [x], [x.type(), x.type()])
+
+
+def test_equal_computations_compares_structure():
+    from bptt.compat.theano.scan_module.scan_utils import equal_computations
+
+    x, y = T.dmatrix("x"), T.dmatrix("y")
+    assert equal_computations([x.mean() + 2 * y], [x.mean() + 2 * y])
+    assert not equal_computations([x.mean()], [y.mean()])
+    assert not equal_computations([x.sum(0)], [x.sum(1)])
+    assert not equal_computations([x + 2], [x + 3])
+    assert equal_computations([x + 1], [y + 1], in_xs=[x], in_ys=[y])
+    assert not equal_computations([x + 1], [x + 1], in_xs=[x], in_ys=[y])
+    first, second = _TwoOutputs()(x)
+    assert not equal_computations([first], [second])
+    assert equal_computations([second], [_TwoOutputs()(x)[1]])
+    assert equal_computations([x, T.constant(2.0)], [x, T.constant(2.0)])
+    with pytest.raises(ValueError, match="2 graphs to compare with 1"):
+        equal_computations([x, y], [x])
+
+
+def test_is_same_graph_with_givens():
+    is_same_graph = theano.gof.graph.is_same_graph
+    x, y, z = T.dvector("x"), T.dvector("y"), T.dvector("z")
+    assert is_same_graph(x.mean(), x.mean()) and not is_same_graph(x.mean(), x.sum())
+    assert is_same_graph(x + y, z + y, givens={x: z})
+    assert not is_same_graph(x + y, z + y)

@@ -24,4 +24,4 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
         raise MissingInputError(str(exc).replace("strict='shared'", "strict=True")) from None
 
 
-from . import scan_op as scan_op  # noqa: E402
+from . import scan_op as scan_op, scan_utils as scan_utils  # noqa: E402
