@@ -200,6 +200,16 @@ def test_plural_constructors_follow_theano():
     assert T.ivectors("u", "w")[1].type == TensorType("int32", (None,))
 
 
+def test_a_numpy_array_on_the_left_of_an_operator_gives_a_tensor(mode):
+    x = T.dvector("x")
+    a, xv = np.array([1.0, 2.0, 4.0]), np.array([0.5, -1.0, 3.0])
+    outs = [a + x, a - x, a * x, a / x, a ** x, a < x, a @ x, np.float64(2.0) - x]
+    assert all(isinstance(o, T.TensorVariable) for o in outs)
+    got = bptt.function([x], outs, mode=mode)(xv)
+    for g, want in zip(got, [a + xv, a - xv, a * xv, a / xv, a ** xv, a < xv, a @ xv, 2 - xv]):
+        assert_same(g, want)
+
+
 def test_eval_applies_default_updates_as_theano():
     """Theano's eval compiles a function, so a shared variable's default_update (a
     running average, a random stream) is applied; the value is from before it."""
