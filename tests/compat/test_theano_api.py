@@ -131,3 +131,10 @@ def test_is_same_graph_with_givens():
     assert is_same_graph(x.mean(), x.mean()) and not is_same_graph(x.mean(), x.sum())
     assert is_same_graph(x + y, z + y, givens={x: z})
     assert not is_same_graph(x + y, z + y)
+
+
+def test_param_is_theano_older_name_for_in():
+    x, decay = T.dscalar("x"), T.dscalar("decay")
+    f = theano.function([x, theano.Param(decay, default=0.9)], x * decay, mode="PY")
+    assert f(2.0) == pytest.approx(1.8) and f(2.0, 0.5) == 1.0 and f(2.0, decay=0.25) == 0.5
+    assert theano.compile.io.Param is theano.Param

@@ -46,7 +46,8 @@ from bptt.scan import (foldl as foldl, foldr as foldr, map as map, reduce as red
 from bptt.tensor import dot as dot
 
 from . import tensor as tensor
-from .compile import In as In, Mode as Mode, function as function, shared as shared
+from .compile import (In as In, Mode as Mode, Param as Param, function as function,
+                      shared as shared)
 from .configparser import change_flags as change_flags, config as config
 from .gradient import grad as grad
 from .scan_module import scan as scan
