@@ -138,3 +138,16 @@ def test_param_is_theano_older_name_for_in():
     f = theano.function([x, theano.Param(decay, default=0.9)], x * decay, mode="PY")
     assert f(2.0) == pytest.approx(1.8) and f(2.0, 0.5) == 1.0 and f(2.0, decay=0.25) == 0.5
     assert theano.compile.io.Param is theano.Param
+
+
+def test_abstract_conv_holds_conv2d_and_no_op_classes():
+    """Lasagne reads T.nnet.abstract_conv, without importing it, when lasagne.layers is
+    imported, and probes it for op classes with hasattr: a fresh process shows what an
+    attribute access finds."""
+    import subprocess
+    import sys
+
+    probe = ("import bptt.compat.theano.tensor as T; a = T.nnet.abstract_conv; "
+             "print(a.conv2d is T.nnet.conv2d, hasattr(a, 'AbstractConv3d_gradInputs'))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert out.stdout.split() == ["True", "False"], out.stderr[-500:]
