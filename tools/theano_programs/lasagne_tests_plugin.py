@@ -8,15 +8,12 @@ the ``dummy_input_layer`` fixture and ``--runslow``. It also
 
 - registers ``mock`` as `unittest.mock` (Lasagne's tests import the
   ``mock`` package);
-- removes the test suite's ``theano.gpuarray`` stand-in, so Lasagne's GPU
-  probes fail to import and its cuDNN tests skip, as on a CPU-only Theano;
-- gives ``theano.tensor.signal.pool`` and ``T.nnet.conv2d`` stand-ins that
-  raise NotImplementedError where bptt does not provide them yet:
-  ``lasagne.layers`` reads them when it is imported.
+- gives the test suite's ``theano.gpuarray`` stand-in (``pygpu_activated``
+  False) a ``dnn`` without cuDNN, so Lasagne's GPU layers refuse to import
+  and its cuDNN tests skip, as on a CPU-only Theano.
 """
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 import unittest.mock
@@ -26,37 +23,14 @@ import pytest
 sys.modules.setdefault("mock", unittest.mock)
 
 import theano  # noqa: E402  (bptt.compat.theano, installed by theano_tests_plugin)
-import theano.tensor as T  # noqa: E402
 
 
-def _not_provided(name):
-    def call(*args, **kwargs):
-        raise NotImplementedError(f"{name} is not provided by bptt.compat.theano yet")
-
-    call.__name__ = name.rsplit(".", 1)[-1]
-    return call
-
-
-def _stand_ins():
-    try:
-        importlib.import_module("theano.tensor.signal.pool")
-    except ImportError:
-        pool = types.ModuleType("theano.tensor.signal.pool")
-        pool.pool_2d = _not_provided("theano.tensor.signal.pool.pool_2d")
-        signal = types.ModuleType("theano.tensor.signal")
-        signal.pool = pool
-        sys.modules.update({"theano.tensor.signal": signal, "theano.tensor.signal.pool": pool})
-        T.signal = signal
-    if not hasattr(T.nnet, "conv2d"):
-        T.nnet.conv2d = _not_provided("theano.tensor.nnet.conv2d")
-    if not hasattr(T.nnet, "abstract_conv"):
-        T.nnet.abstract_conv = types.ModuleType("theano.tensor.nnet.abstract_conv")
+def _without_cudnn():
     if hasattr(theano, "gpuarray") and not hasattr(theano.gpuarray, "dnn"):
-        del theano.gpuarray
-        sys.modules.pop("theano.gpuarray", None)
+        theano.gpuarray.dnn = types.SimpleNamespace(dnn_present=lambda: False)
 
 
-_stand_ins()
+_without_cudnn()
 
 
 @pytest.fixture
