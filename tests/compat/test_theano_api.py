@@ -151,3 +151,18 @@ def test_abstract_conv_holds_conv2d_and_no_op_classes():
              "print(a.conv2d is T.nnet.conv2d, hasattr(a, 'AbstractConv3d_gradInputs'))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert out.stdout.split() == ["True", "False"], out.stderr[-500:]
+
+
+def test_to_one_hot_matches_numpy(mode):
+    y, k = T.ivector("y"), T.lscalar("k")
+    f = theano.function([y, k], [T.extra_ops.to_one_hot(y, k),
+                                 T.extra_ops.to_one_hot(y, 4, dtype="int8")], mode=mode)
+    yv = np.array([2, 0, 3, 3], dtype="int32")
+    rows, small = f(yv, 5)
+    np.testing.assert_array_equal(rows, np.eye(5)[yv])
+    assert rows.dtype == bptt.config.floatX and small.dtype == np.int8
+    np.testing.assert_array_equal(small, np.eye(4, dtype="int8")[yv])
+    with pytest.raises(IndexError):
+        f(np.array([4], dtype="int32"), 3)
+    with pytest.raises(TypeError, match="vector of integer class indices.*astype"):
+        T.extra_ops.to_one_hot(T.dvector(), 3)
