@@ -1,7 +1,8 @@
 """Run third-party Theano programs on bptt.compat.theano (not part of CI).
 
     python tools/run_theano_programs.py --tutorials PATH/DeepLearningTutorials \\
-        --theano PATH/Theano [--only rnnslu,lstm,rnnrbm,lenet,test_scan] [--quick]
+        --theano PATH/Theano --lasagne PATH/Lasagne \\
+        [--only rnnslu,lstm,rnnrbm,lenet,test_scan,lasagne] [--quick]
 
 For the tutorials (``code/rnnslu.py``, ``code/lstm.py``, ``code/rnnrbm.py``,
 unchanged), it copies them to a work directory, writes synthetic data of the
@@ -19,6 +20,11 @@ own.
 For Theano's ``theano/scan_module/tests/test_scan.py`` it runs pytest with
 the plugin in ``tools/theano_programs/`` (no edit to the test file) and
 prints the table of outcomes by category (`theano_programs.triage`).
+
+For Lasagne (a checkout of Lasagne/Lasagne) it runs its test files, but
+``layers/test_conv.py`` (NumPy 2 cannot collect it), the same way with
+``lasagne_tests_plugin`` on a copy of the ``lasagne`` package, and prints
+their table.
 
 ``BPTT_MODE=PY`` runs everything in bptt's PY mode (the Theano suite runs in
 the mode bptt.config reads, PY by default here: most of its tests compile a
@@ -362,18 +368,42 @@ def run_theano_suite(theano_checkout, report, extra=()):
         return json.load(f)
 
 
-def print_table(outcomes):
+#: Lasagne's test files run (all but layers/test_conv.py, which NumPy 2 cannot collect).
+LASAGNE_TESTS = [f"lasagne/tests/{f}.py" for f in (
+    "layers/test_recurrent", "layers/test_dense", "layers/test_embedding", "layers/test_merge",
+    "layers/test_pool",
+    "layers/test_noise", "layers/test_normalization", "layers/test_base", "layers/test_helper",
+    "layers/test_input", "layers/test_shape", "layers/test_special", "layers/test_local",
+    "test_updates", "test_objectives", "test_init", "test_regularization", "test_utils",
+    "test_nonlinearities", "test_theano_extensions")]
+
+
+def run_lasagne_suite(lasagne_checkout, report):
+    work = tempfile.mkdtemp(prefix="bptt-lasagne-")
+    shutil.copytree(os.path.join(lasagne_checkout, "lasagne"), os.path.join(work, "lasagne"))
+    env = dict(os.environ, BPTT_MODE=os.environ.get("BPTT_MODE", "PY"),
+               PYTHONPATH=os.pathsep.join([ROOT, os.path.join(HERE, "theano_programs")]))
+    cmd = [sys.executable, "-m", "pytest", "-p", "theano_tests_plugin", "-p",
+           "lasagne_tests_plugin", "--noconftest", "-o", "addopts=", "-p", "no:cacheprovider",
+           "-q", "--theano-timeout", "300", "--theano-report", report, *LASAGNE_TESTS]
+    subprocess.run(cmd, cwd=work, env=env)
+    with open(report) as f:
+        return json.load(f)
+
+
+def print_table(outcomes, **kwargs):
     sys.path.insert(0, os.path.join(HERE, "theano_programs"))
     from triage import tabulate
 
-    print(tabulate(outcomes))
+    print(tabulate(outcomes, **kwargs))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tutorials", help="a checkout of lisa-lab/DeepLearningTutorials")
     parser.add_argument("--theano", help="a checkout of Theano/Theano")
-    parser.add_argument("--only", default="rnnslu,lstm,rnnrbm,lenet,test_scan")
+    parser.add_argument("--lasagne", help="a checkout of Lasagne/Lasagne")
+    parser.add_argument("--only", default="rnnslu,lstm,rnnrbm,lenet,test_scan,lasagne")
     parser.add_argument("--quick", action="store_true", help="fewer epochs")
     parser.add_argument("--report", default=os.path.join(tempfile.gettempdir(),
                                                          "bptt-test_scan.json"))
@@ -394,6 +424,15 @@ def main(argv=None):
         if not args.theano:
             parser.error("--theano PATH is needed for test_scan")
         print_table(run_theano_suite(args.theano, args.report))
+    if "lasagne" in wanted and not args.lasagne and args.only != parser.get_default("only"):
+        parser.error("--lasagne PATH is needed for lasagne")
+    if "lasagne" in wanted and args.lasagne:
+        sys.path.insert(0, os.path.join(HERE, "theano_programs"))
+        from triage import LASAGNE_SKIPPED, LASAGNE_TRIAGE
+
+        outcomes = run_lasagne_suite(args.lasagne, args.report.replace(".json", "-lasagne.json"))
+        print_table(outcomes, triage=LASAGNE_TRIAGE, skipped=LASAGNE_SKIPPED,
+                    title="Lasagne's tests")
     return 0 if ok else 1
 
 

@@ -91,13 +91,13 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
         Accepted for compatibility; the compiled function's mode runs the loop.
     profile : bool or str
         Count calls, steps and loop time of this scan (named by `name`, or by
-        the string given); read them with ``bptt.scan.profiles(f)``
-        (``from bptt.scan import profiles``).
+        the string given); read them with ``bptt.scan.profiles(f)``.
     name : str, optional
         Names the loop in errors, printing and profiles.
-    strict : bool
-        Every non-constant outer variable `fn` reads must be passed in
-        `non_sequences` (shared variables updated by the step are exempt).
+    strict : bool or "shared"
+        True: every non-constant outer variable `fn` reads (but the shared
+        variables it updates) must be in `non_sequences`; "shared": only
+        the shared variables must be (Theano's rule).
     return_list : bool
         Always return a list of outputs.
 
@@ -111,7 +111,7 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     """
     name = name or default_name()
     label = f"scan {name!r}"
-    _check_truncate_gradient(truncate_gradient, label)
+    _check_options(truncate_gradient, strict, label)
     seqs = canonical_sequences(sequences, label)
     specs = canonical_outputs_info(outputs_info, label)
     non_seqs = canonical_non_sequences(non_sequences)
@@ -128,7 +128,9 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     return (outs or None), updates
 
 
-def _check_truncate_gradient(truncate_gradient, label):
+def _check_options(truncate_gradient, strict, label):
+    if strict not in (False, True, "shared"):
+        raise ValueError(f"{label}: strict must be True, False or 'shared', got {strict!r}")
     if truncate_gradient != -1 and (not isinstance(truncate_gradient, (int, np.integer))
                                     or truncate_gradient <= 0):
         raise ValueError(f"{label}: truncate_gradient must be -1 (full backpropagation) or a "
@@ -365,13 +367,14 @@ def _check_strict(boundary, given, strict, label):
     if not strict:
         return
     missing = [v for v in graph_inputs(boundary)
-               if not isinstance(v, Constant) and v not in given]
+               if not isinstance(v, Constant) and v not in given
+               and (strict is True or is_shared(v))]
     if missing:
         names = ", ".join(value_name(v) for v in missing)
-        raise MissingInputError(f"{label} (strict=True): the step function uses {names}, which "
-                         f"{'is' if len(missing) == 1 else 'are'} not passed to scan; add "
+        raise MissingInputError(f"{label} (strict={strict!r}): the step function uses {names}, "
+                         f"which {'is' if len(missing) == 1 else 'are'} not passed to scan; add "
                          f"{'it' if len(missing) == 1 else 'them'} to non_sequences (and to the "
-                         f"step function's arguments), or drop strict=True")
+                         f"step function's arguments), or drop strict")
 
 
 # -- 5. the node ------------------------------------------------------------------------------

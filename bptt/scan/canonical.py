@@ -61,9 +61,11 @@ class OutSpec:
 
 
 
-def default_name():
+def default_name(frame=None):
+    """``scan@file:line`` of the first caller outside bptt.scan (or of `frame`'s
+    code, for a wrapper that calls scan for its own caller)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    frame = sys._getframe(1)
+    frame = frame or sys._getframe(1)
     while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
         frame = frame.f_back
     if frame is None:

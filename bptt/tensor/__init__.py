@@ -1,8 +1,8 @@
 """Symbolic tensors: types, constructors and the op library (``import bptt.tensor as T``)."""
 from ..config import config as _config
 from . import nnet as nnet
-from .basic import (alloc, arange, cast, concatenate, full, join, ones, ones_like, second,
-                    stack, tensor_copy, zero_grad, zeros, zeros_like)
+from .basic import (alloc, arange, cast, concatenate, full, grad_clip, join, ones, ones_like,
+                    second, stack, tensor_copy, zero_grad, zeros, zeros_like)
 from .elementary import (arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, cosh,
                          exp2, log2, log10, sinh, tan)
 from .extra import (argsort, batched_dot, max_and_argmax, repeat, sort, tensordot,

@@ -41,6 +41,45 @@ def zero_grad(x):
     return _zero_grad(x)
 
 
+class GradClip(Op):
+    """``x`` unchanged; its gradient is the incoming one clipped to [lower, upper]."""
+
+    __props__ = ("lower", "upper")
+
+    def __init__(self, lower, upper):
+        self.lower, self.upper = float(lower), float(upper)
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = inputs[0]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        from .math import clip
+
+        return [clip(output_grads[0], self.lower, self.upper)]
+
+    def R_op(self, inputs, eval_points):
+        return [eval_points[0]]
+
+
+def grad_clip(x, lower, upper):
+    """`x`, whose gradient `bptt.grad` clips elementwise to [`lower`, `upper`] (numbers)
+    before passing it on; the values of the graph are unchanged."""
+    for what, bound in (("lower", lower), ("upper", upper)):
+        if not isinstance(bound, (int, float, np.integer, np.floating)):
+            raise TypeError(f"grad_clip: the {what} bound must be a number, got "
+                            f"{type(bound).__name__}; the bounds are fixed when the graph is built")
+    if lower > upper:
+        raise ValueError(f"grad_clip: the lower bound {lower} is above the upper bound {upper}")
+    return GradClip(lower, upper)(x)
+
+
 class Alloc(ValueToSizes):
     """An array of the given shape filled with (a broadcast of) `value`."""
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..graph.basic import Variable
 from .basic import alloc, cast
 from .math import max as _max, sum as _sum
 from .patches import Patches
@@ -41,6 +42,10 @@ def _renamed(new, old, new_name, old_name, default=None):
 
 
 def _ints(value, what, least):
+    if isinstance(value, Variable) or (isinstance(value, (tuple, list))
+                                       and any(isinstance(v, Variable) for v in value)):
+        raise ValueError(f"pool_2d: {what} must be numbers known when the graph is built, "
+                         f"got the symbolic {value!r}; give two ints (rows, cols)")
     pair = tuple(value)
     if len(pair) != 2 or not all(int(v) == v and v >= least for v in pair):
         raise ValueError(f"pool_2d: {what} must be two ints >= {least} (rows, cols), "

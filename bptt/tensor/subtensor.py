@@ -58,13 +58,18 @@ def getitem(x, index):
     ----------
     x : TensorVariable
     index : int, slice, None, Ellipsis, integer array or scalar variable, or a tuple of them
-        Slice parts and scalar indices may be symbolic integer scalars.
+        Slice parts and scalar indices may be symbolic integer scalars. A list
+        holding a slice is read as the tuple of its entries, as in Theano.
 
     Returns
     -------
     TensorVariable
     """
     x = as_tensor_variable(x)
+    if isinstance(index, list) and any(isinstance(e, slice) for e in index):
+        # Theano and NumPy < 1.23 read a list holding a slice as the tuple of its entries;
+        # NumPy 2 refuses such a list, so no index it accepts changes meaning.
+        index = tuple(index)
     items = index if isinstance(index, tuple) else (index,)
     inputs = []
     idx_list = tuple(parse_entry(item, inputs) for item in items)

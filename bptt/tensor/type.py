@@ -215,6 +215,9 @@ class TensorVariable(Variable):
         transpose, var, dtype, broadcastable, squeeze, cumsum, cumprod, copy, round,
     )
     __hash__ = Variable.__hash__
+    # NumPy defers to the variable's reflected operators: ``array + x`` is ``x.__radd__``,
+    # a tensor, not an object array holding one graph per element.
+    __array_ufunc__ = None
 
 
 class TensorConstant(TensorVariable, Constant):

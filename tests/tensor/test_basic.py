@@ -206,3 +206,25 @@ def test_ops_have_props():
     assert ARange("int64") != ARange("int32")
     assert Alloc() == Alloc()
     assert MakeVector("int8") != MakeVector("int16")
+
+
+def test_grad_clip_is_the_identity_with_a_clipped_gradient(mode):
+    """Forward: x. Backward: the incoming gradient clipped elementwise, also inside a
+    scan step (Lasagne's recurrent layers clip there)."""
+    x, c = T.dvector("x"), T.dvector("c")
+    xv, cv = np.array([0.5, -2.0, 3.0, 1.0]), np.array([4.0, -0.25, -3.0, 0.5])
+    y = T.grad_clip(x, -1, 1.5)
+    f = bptt.function([x, c], [y * 2, bptt.grad((y * c).sum(), x)], mode=mode)
+    value, grad = f(xv, cv)
+    np.testing.assert_array_equal(value, xv * 2)
+    np.testing.assert_array_equal(grad, np.clip(cv, -1, 1.5))
+    hs, _ = bptt.scan(lambda h: T.grad_clip(h, -1, 1) * 3, outputs_info=[x], n_steps=3)
+    g = bptt.function([x], bptt.grad(hs[-1].sum(), x), mode=mode)(xv)
+    np.testing.assert_array_equal(g, np.ones(4))   # each step's 3 is clipped to 1
+
+
+def test_grad_clip_bounds_are_numbers_in_order():
+    with pytest.raises(TypeError, match="lower bound must be a number, got TensorVariable"):
+        T.grad_clip(T.dvector(), T.dscalar(), 1.0)
+    with pytest.raises(ValueError, match="lower bound 2 is above the upper bound 1"):
+        T.grad_clip(T.dvector(), 2, 1)

@@ -160,6 +160,10 @@ def test_pool_2d_errors():
         pool_2d(x, ignore_border=True)
     with pytest.raises(ValueError, match="ws must be two ints >= 1"):
         pool_2d(x, (0, 2), ignore_border=True)
+    with pytest.raises(ValueError, match="ws must be numbers known when the graph is built"):
+        pool_2d(x, T.ivector(), ignore_border=True)   # Theano took symbolic sizes
+    with pytest.raises(ValueError, match="stride must be numbers known when the graph is"):
+        pool_2d(x, (2, 2), stride=(T.iscalar(), 2), ignore_border=True)
     with pytest.raises(ValueError, match="larger than the padded image: 1 x 4"):
         pool_2d(T.tensor("float64", (1, 1, 1, 4)), (2, 2), ignore_border=True)
     with pytest.warns(UserWarning, match="ignore_border not given"):

@@ -193,6 +193,18 @@ def test_constant_indices(mode):
 
 
 @each_mode
+def test_a_list_holding_a_slice_indexes_as_its_tuple(mode):
+    """Theano's (and NumPy < 1.23's) reading, which Lasagne's cropping relies on; a list
+    of integers stays an integer-array index."""
+    x, k = T.dmatrix("x"), T.lscalar("k")
+    xv = x_value((4, 3))
+    outs = [x[[slice(None), slice(-2, None)]], x[[slice(1, k), 0]], x[[0, -1, 0]]]
+    got = bptt.function([x, k], outs, mode=mode)(xv, 3)
+    for g, want in zip(got, [xv[:, -2:], xv[1:3, 0], xv[[0, -1, 0]]]):
+        assert_same(g, want)
+
+
+@each_mode
 def test_scan_style_symbolic_slices(mode):
     u, k, n = T.dmatrix("u"), T.lscalar("k"), T.lscalar("n")
     f = bptt.function([u, k, n], [u[4:], u[k:n + k], u[-1], u[k:n + k][::-1], u[::-1][k]],

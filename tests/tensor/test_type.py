@@ -200,6 +200,36 @@ def test_plural_constructors_follow_theano():
     assert T.ivectors("u", "w")[1].type == TensorType("int32", (None,))
 
 
+def test_a_numpy_array_on_the_left_of_an_operator_gives_a_tensor(mode):
+    x = T.dvector("x")
+    a, xv = np.array([1.0, 2.0, 4.0]), np.array([0.5, -1.0, 3.0])
+    outs = [a + x, a - x, a * x, a / x, a ** x, a < x, a @ x, np.float64(2.0) - x]
+    assert all(isinstance(o, T.TensorVariable) for o in outs)
+    got = bptt.function([x], outs, mode=mode)(xv)
+    for g, want in zip(got, [a + xv, a - xv, a * xv, a / xv, a ** xv, a < xv, a @ xv, 2 - xv]):
+        assert_same(g, want)
+
+
+def test_eval_applies_default_updates_as_theano():
+    """Theano's eval compiles a function, so a shared variable's default_update (a
+    running average, a random stream) is applied; the value is from before it."""
+    x = T.dvector("x")
+    avg = bptt.shared(np.zeros(2), name="avg")
+    count = bptt.shared(np.int64(0), name="count")
+    avg.default_update = 0.5 * avg + 0.5 * x
+    count.default_update = count + 1
+    y = x * 2 + 0 * avg
+    np.testing.assert_array_equal(y.eval({x: [2.0, 4.0]}), [4.0, 8.0])
+    np.testing.assert_array_equal(avg.get_value(), [1.0, 2.0])
+    # an update that reads another shared variable with a default update applies both
+    avg.default_update = avg + count
+    (x + avg).eval({x: [0.0, 0.0]})
+    np.testing.assert_array_equal(avg.get_value(), [1.0, 2.0])   # count was 0
+    assert count.get_value() == 1
+    draws = bptt.RandomStreams(3).uniform((3,))
+    assert not np.array_equal(draws.eval(), draws.eval())   # the stream advances
+
+
 def test_eval_gives_the_value_with_shared_values_and_given_inputs():
     x, v = T.dscalars("x", "v")
     W = bptt.shared(np.array([[1.0, 2.0], [3.0, 4.0]]), name="W")

@@ -37,15 +37,17 @@ import sys
 import numpy as np
 
 import bptt as _bptt
-from bptt.compile import shared as shared
 from bptt.errors import MissingInputError as MissingInputError
+from bptt.graph.basic import Apply as Apply, Constant as Constant, Variable as Variable
+from bptt.graph.op import Op as Op
 from bptt.graph.replace import clone as _graph_clone
 from bptt.scan import (foldl as foldl, foldr as foldr, map as map, reduce as reduce,  # noqa: A004
                        until as until)
 from bptt.tensor import dot as dot
 
 from . import tensor as tensor
-from .compile import In as In, Mode as Mode, function as function
+from .compile import (In as In, Mode as Mode, Param as Param, function as function,
+                      shared as shared)
 from .configparser import change_flags as change_flags, config as config
 from .gradient import grad as grad
 from .scan_module import scan as scan

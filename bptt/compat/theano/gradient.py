@@ -11,7 +11,7 @@ from bptt.errors import (DisconnectedInputError as DisconnectedInputError,
 from bptt.grad import Lop as Lop, Rop as Rop, hessian as hessian, jacobian as jacobian
 from bptt.grad import verify_grad as _bptt_verify_grad
 from bptt.grad import grad as _bptt_grad
-from bptt.tensor import zero_grad as zero_grad
+from bptt.tensor import grad_clip as grad_clip, zero_grad as zero_grad
 
 #: Theano's ``disconnected_grad(x)``: `x` forward, treated as a constant by `grad`.
 disconnected_grad = zero_grad

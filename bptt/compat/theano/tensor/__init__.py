@@ -5,13 +5,14 @@ namespace: `grad`, `Rop`, `Lop`, `jacobian`, `hessian`, `verify_grad`; the
 broadcastable row and column constructors (``dcol``, ``frow``, ...); and the
 submodules ``nnet`` (with Theano's vector-softmax), ``shared_randomstreams``,
 ``xlogx``, ``opt``, ``sharedvar``, ``subtensor``, ``blas``, ``basic``,
-``elemwise``, ``extra_ops``, ``signal`` (pooling).
+``elemwise``, ``extra_ops``, ``signal`` (pooling), ``type``; and `Variable`, `Constant`,
+`Apply` (Theano's graph classes, which it re-exported here).
 """
 import bptt.tensor as _t
 from bptt.grad import Lop as Lop, Rop as Rop, hessian as hessian, jacobian as jacobian
 from bptt.tensor.elemwise import Elemwise as Elemwise
 from bptt.tensor.math import Dot as Dot
-from bptt.tensor.type import TensorType as TensorType
+from bptt.graph.basic import Apply as Apply, Constant as Constant, Variable as Variable
 
 from ..gradient import grad as grad, verify_grad as verify_grad
 
@@ -23,7 +24,8 @@ globals().update({k: v for k, v in vars(_t).items()
 from . import (basic as basic, blas as blas, elemwise as elemwise,  # noqa: E402
                extra_ops as extra_ops, nnet as nnet, opt as opt,
                shared_randomstreams as shared_randomstreams, sharedvar as sharedvar,
-               signal as signal, subtensor as subtensor, xlogx as xlogx)
+               signal as signal, subtensor as subtensor, type as type, xlogx as xlogx)
+from .type import TensorType as TensorType  # noqa: E402  (Theano's signature)
 from .basic import (addbroadcast as addbroadcast, diag as diag,  # noqa: E402
                     flatten as flatten,
                     patternbroadcast as patternbroadcast, unbroadcast as unbroadcast)

@@ -5,8 +5,9 @@ Theano's softmax worked on rows: the softmax of a vector was a (1, n) row
 softmax of each row. `softmax` does the same; bptt's own
 `bptt.tensor.nnet.softmax` keeps the vector's shape.
 
-`conv2d` is bptt's (`bptt.tensor.conv`) under Theano 1.0's signature; the
-submodule ``conv`` holds the older ``conv.conv2d``.
+`conv2d` is bptt's (`bptt.tensor.conv`) under Theano 1.0's signature (also in
+``abstract_conv``, where Theano kept it); the submodule ``conv`` holds the older
+``conv.conv2d``.
 """
 import bptt.tensor.nnet as _nnet
 from bptt.tensor.conv import conv2d as _conv2d
@@ -65,4 +66,4 @@ def conv2d(input, filters, input_shape=None, filter_shape=None, border_mode="val
                    filter_flip, filter_dilation)
 
 
-from . import conv as conv  # noqa: E402  (it imports this package's names)
+from . import abstract_conv as abstract_conv, conv as conv  # noqa: E402  (they import its names)
