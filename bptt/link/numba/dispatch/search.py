@@ -1,0 +1,73 @@
+"""Nonzero positions, sorted insertion points and distinct values.
+
+`Nonzero` copies numba's ``np.nonzero`` tuple into the rows of one matrix.
+`Searchsorted` with a `sorter` searches ``x[sorter]``, the sorted vector the
+sorter describes (numba's ``np.searchsorted`` has no sorter argument).
+`Unique` sorts the flattened input stably, so the first of each run of equal
+values is its first occurrence, and NaNs, which sort last, make one run.
+"""
+from ....tensor.search import Nonzero, Searchsorted, Unique
+from ..registry import Kernel, numba_funcify
+
+
+@numba_funcify.register(Nonzero)
+def _nonzero(op, node, ctx):
+    rows = "".join(f"    out[{i}] = idx[{i}]\n" for i in range(node.inputs[0].ndim))
+    return Kernel(f"""
+def {{name}}(a):
+    idx = np.nonzero(a)
+    out = alloc_empty(({node.inputs[0].ndim}, idx[0].shape[0]), np.int64)
+{rows}    return out
+""", "nonzero")
+
+
+@numba_funcify.register(Searchsorted)
+def _searchsorted(op, node, ctx):
+    sorted_x = "x[sorter]" if len(node.inputs) == 3 else "x"
+    args = "x, v, sorter" if len(node.inputs) == 3 else "x, v"
+    v = node.inputs[1]
+    if v.ndim == 0:
+        return Kernel(f"""
+def {{name}}({args}):
+    return np.int64(np.searchsorted({sorted_x}, v, side='{op.side}'))
+""", "searchsorted")
+    return Kernel(f"""
+def {{name}}({args}):
+    return np.searchsorted({sorted_x}, v, side='{op.side}').astype(np.int64)
+""", "searchsorted")
+
+
+@numba_funcify.register(Unique)
+def _unique(op, node, ctx):
+    x = node.inputs[0]
+    flat = "np.full(1, x)" if x.ndim == 0 else "c_contiguous(x).ravel()"
+    # NaN != NaN: two NaNs side by side continue one run
+    same = ("s[i] == s[i - 1] or (np.isnan(s[i]) and np.isnan(s[i - 1]))"
+            if x.dtype.startswith("float") else "s[i] == s[i - 1]")
+    outs = ["s[first]"] + [name for name, want in (
+        ("perm[first]", op.return_index), ("inverse", op.return_inverse),
+        ("counts", op.return_counts)) if want]
+    ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
+    return Kernel(f"""
+def {{name}}(x):
+    flat = {flat}
+    perm = np.argsort(flat, kind='mergesort').astype(np.int64)
+    s = flat[perm]
+    n = s.shape[0]
+    runs = 0
+    run_of = alloc_empty(n, np.int64)
+    for i in range(n):
+        if i == 0 or not ({same}):
+            runs += 1
+        run_of[i] = runs - 1
+    first = alloc_empty(runs, np.int64)
+    counts = np.zeros(runs, np.int64)
+    for i in range(n - 1, -1, -1):
+        first[run_of[i]] = i
+        counts[run_of[i]] += 1
+    inverse = alloc_empty(n, np.int64)
+    for i in range(n):
+        inverse[perm[i]] = run_of[i]
+    return {ret}
+""", "unique", separate=True)
+
