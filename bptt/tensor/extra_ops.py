@@ -258,5 +258,5 @@ def bartlett(M):
 
     m = _int_scalar(M, "bartlett", "M")
     n = cast(arange(1 - m, m, 2), "float64")
-    # M = 1 would divide 0 by 0: its one point is 1
-    return switch(eq(m, 1), 1.0, 1.0 - abs_(n) / cast(maximum(m - 1, 1), "float64"))
+    # M = 1 has the one point n = 0: any nonzero divisor gives its 1 (M - 1 gives 0 / 0)
+    return 1.0 - abs_(n) / cast(maximum(m - 1, 1), "float64")
