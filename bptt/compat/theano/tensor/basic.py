@@ -1,5 +1,6 @@
 """``theano.tensor.basic``: broadcast-pattern helpers, ``diag`` and ``flatten``; ``roll``,
-``nonzero``, ``flatnonzero``, ``nonzero_values`` and the special functions (``erf``, ``gammaln``, ``psi``...) as Theano kept them here."""
+``nonzero``, ``flatnonzero``, ``nonzero_values`` and the special functions (``erf``,
+``gammaln``, ``psi``...) as Theano kept them here."""
 from __future__ import annotations
 
 import functools
