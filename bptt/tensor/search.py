@@ -51,6 +51,10 @@ class Nonzero(Op):
         output_storage[0][0] = out
 
 
+SORTER_RANGE = ("searchsorted: sorter has an index out of range for x; it must hold "
+                "positions into x, such as argsort(x)")
+
+
 class Searchsorted(Op):
     """``np.searchsorted(x, v, side, sorter)``: where the entries of `v` would go
     in the sorted vector `x` (or ``x[sorter]``), int64 with `v`'s shape."""
@@ -80,6 +84,8 @@ class Searchsorted(Op):
     def perform(self, node, inputs, output_storage):
         x, v = inputs[:2]
         sorter = inputs[2] if len(inputs) == 3 else None
+        if sorter is not None and sorter.size and not 0 <= sorter.min() <= sorter.max() < len(x):
+            raise ValueError(SORTER_RANGE)
         out = np.searchsorted(x, v, side=self.side, sorter=sorter)
         output_storage[0][0] = np.asarray(out, "int64")
 
@@ -181,7 +187,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     return Unique(return_index, return_inverse, return_counts)(ar)
 
 
-def _int_vector_or_scalar(v, what, name):
+def _ints(v, what, name):
     v = as_tensor_variable(v)
     if v.dtype[0] not in "iu":
         raise TypeError(f"{what}: {name} must hold integers, got {v.type}; cast it with "
@@ -192,12 +198,10 @@ def _int_vector_or_scalar(v, what, name):
 
 
 def _dims(dims, what):
-    from .basic import cast
-
     if isinstance(dims, (list, tuple)):
-        dims = [_int_vector_or_scalar(d, what, "dims") for d in dims]
+        dims = [_ints(d, what, "dims") for d in dims]
     else:
-        d = _int_vector_or_scalar(dims, what, "dims")
+        d = _ints(dims, what, "dims")
         if d.ndim != 1 or d.type.shape[0] is None:
             raise TypeError(f"{what}: dims must be a tuple or a vector of known length, "
                             f"got {d.type}")
@@ -205,7 +209,7 @@ def _dims(dims, what):
     for d in dims:
         if d.ndim != 0:
             raise TypeError(f"{what}: each of dims must be a scalar, got {d.type}")
-    return [cast(d, "int64") for d in dims]
+    return dims
 
 
 def _strides(dims, order):
@@ -236,7 +240,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     strides, _ = _strides(dims, order)
     flat = None
     for c, d, s in zip(multi_index, dims, strides):
-        c = _int_vector_or_scalar(c, what, "multi_index")
+        c = _ints(c, what, "multi_index")
         if mode == "raise":
             c = check(c, all_(and_(ge(c, 0), lt(c, d))), f"{what}: a coordinate is out of "
                       "range of its dim; pass mode='wrap' or mode='clip' to bring it in")
@@ -256,7 +260,7 @@ def unravel_index(indices, dims, order="C"):
     what = "unravel_index"
     dims = _dims(dims, what)
     strides, size = _strides(dims, order)
-    indices = _int_vector_or_scalar(indices, what, "indices")
+    indices = _ints(indices, what, "indices")
     indices = check(indices, all_(and_(ge(indices, 0), lt(indices, size))),
                     f"{what}: an index is out of range for the array of shape dims")
     return tuple((indices // s) % d for d, s in zip(dims, strides))

@@ -94,6 +94,15 @@ def test_searchsorted_is_numpy_s(mode, data):
     assert_same(by_sorter, np.asarray(want, "int64"), what="sorter")
 
 
+def test_a_sorter_out_of_range_is_an_error_when_run(mode):
+    x, s = T.dvector("x"), T.lvector("s")
+    f = bptt.function([x, s], T.searchsorted(x, 1.0, sorter=s), mode=mode)
+    assert f(np.array([2.0, 0.0, 1.0]), np.array([1, 2, 0])) == 1
+    for bad in ([0, 1, 3], [-1, 0, 1]):
+        with pytest.raises(ValueError, match="sorter has an index out of range for x"):
+            f(np.array([2.0, 0.0, 1.0]), np.array(bad))
+
+
 def test_searchsorted_errors_name_what_was_expected():
     x = T.dvector("x")
     with pytest.raises(ValueError, match="side must be 'left' or 'right', got 'middle'"):

@@ -6,7 +6,7 @@ sorter describes (numba's ``np.searchsorted`` has no sorter argument).
 `Unique` sorts the flattened input stably, so the first of each run of equal
 values is its first occurrence, and NaNs, which sort last, make one run.
 """
-from ....tensor.search import Nonzero, Searchsorted, Unique
+from ....tensor.search import SORTER_RANGE, Nonzero, Searchsorted, Unique
 from ..registry import Kernel, numba_funcify
 
 
@@ -23,17 +23,20 @@ def {{name}}(a):
 
 @numba_funcify.register(Searchsorted)
 def _searchsorted(op, node, ctx):
-    sorted_x = "x[sorter]" if len(node.inputs) == 3 else "x"
-    args = "x, v, sorter" if len(node.inputs) == 3 else "x, v"
-    v = node.inputs[1]
-    if v.ndim == 0:
+    found = f"np.searchsorted(xs, v, side='{op.side}')"
+    found = f"np.int64({found})" if node.inputs[1].ndim == 0 else f"{found}.astype(np.int64)"
+    if len(node.inputs) == 2:
         return Kernel(f"""
-def {{name}}({args}):
-    return np.int64(np.searchsorted({sorted_x}, v, side='{op.side}'))
+def {{name}}(xs, v):
+    return {found}
 """, "searchsorted")
+    # numba's indexing does not check bounds: a bad sorter would read past x
     return Kernel(f"""
-def {{name}}({args}):
-    return np.searchsorted({sorted_x}, v, side='{op.side}').astype(np.int64)
+def {{name}}(x, v, sorter):
+    if sorter.size and (sorter.min() < 0 or sorter.max() >= x.shape[0]):
+        raise ValueError({SORTER_RANGE!r})
+    xs = x[sorter]
+    return {found}
 """, "searchsorted")
 
 
