@@ -26,8 +26,8 @@ def _few(shape):
 @functools.lru_cache(maxsize=None)
 def _selections(mode, ndim):
     x, c = T.tensor("float64", (None,) * ndim, name="x"), T.dvector("c")
-    outs = [*x.nonzero(), T.nonzero(x, return_matrix=True), T.flatnonzero(x),
-            x.nonzero_values(), T.compress(c, x)]
+    outs = [*x.nonzero(), TT.basic.nonzero(x, return_matrix=True), TT.basic.flatnonzero(x),
+            x.nonzero_values(), TT.extra_ops.compress(c, x)]
     outs += [T.compress(c, x, axis) for axis in range(-1, ndim)]
     return bptt.function([x, c], outs, mode=mode)
 
@@ -146,7 +146,7 @@ def test_unique_along_an_axis_is_a_clear_error():
 
 def test_bartlett_ravel_and_unravel_are_numpy_s(mode):
     m, i, j = T.lscalar("m"), T.lvector("i"), T.lvector("j")
-    outs = [T.bartlett(m), TT.extra_ops.ravel_multi_index((i, j), (3, 4)),
+    outs = [TT.extra_ops.bartlett(m), TT.extra_ops.ravel_multi_index((i, j), (3, 4)),
             T.ravel_multi_index((i, j), (5, 4), mode="wrap", order="F"),
             T.ravel_multi_index((i, j), [3, 2], mode="clip"),
             *T.unravel_index(i, (3, 4)), *TT.extra_ops.unravel_index(j, (2, 3, 2), order="F")]
