@@ -7,7 +7,7 @@ from .elementary import (arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arct
                          exp2, log2, log10, sinh, tan)
 from .extra import (argsort, batched_dot, max_and_argmax, repeat, sort, tensordot,
                     tile)
-from .extra_ops import (bincount, cumprod, cumsum, diff, fill_diagonal,
+from .extra_ops import (bartlett, bincount, cumprod, cumsum, diff, fill_diagonal,
                         fill_diagonal_offset, roll)
 from .math import (abs, add, all, and_, any, argmax, argmin, bitwise_and, bitwise_or,
                    bitwise_xor, ceil, clip, cos, dot, eq, exp, expm1, floor, ge, gt,
@@ -18,6 +18,8 @@ from .math import (abs, add, all, and_, any, argmax, argmin, bitwise_and, bitwis
                    tanh, true_div, var, where, xor)
 from .shape import (broadcast_to, dimshuffle, flatten, reshape, shape, shape_padaxis,
                     shape_padleft, shape_padright, specify_shape, squeeze, transpose)
+from .search import (compress, flatnonzero, nonzero, nonzero_values, ravel_multi_index,
+                     searchsorted, unique, unravel_index)
 from .special import erf, erfc, erfcinv, erfinv, gamma, gammaln, psi, tri_gamma
 from .type import (TensorConstant, TensorType, TensorVariable, as_tensor_variable, constant,
                    tensor)

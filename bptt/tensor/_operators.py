@@ -25,6 +25,12 @@ def _x():
     return extra_ops
 
 
+def _search():
+    from . import search
+
+    return search
+
+
 def _s():
     import importlib  # `from . import shape` would get the function bptt.tensor.shape
 
@@ -213,5 +219,5 @@ def transpose(self, *axes):
     return _s().transpose(self, axes or None)
 def flatten(self, ndim=1): return _s().flatten(self, ndim)
 def squeeze(self, axis=None): return _s().squeeze(self, axis)
-def nonzero_values(self):
-    raise NotImplementedError("nonzero_values has a data-dependent shape; use switch() instead")
+def nonzero(self, return_matrix=False): return _search().nonzero(self, return_matrix)
+def nonzero_values(self): return _search().nonzero_values(self)

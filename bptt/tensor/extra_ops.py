@@ -1,5 +1,5 @@
 """Theano's ``extra_ops`` on arrays: cumsum, cumprod, diff, roll, bincount,
-fill_diagonal, fill_diagonal_offset, squeeze.
+fill_diagonal, fill_diagonal_offset, squeeze, bartlett.
 
 `CumOp` is the one op here (a running sum or product along one axis, or of
 the flattened input). Its gradients are again running sums, read backwards::
@@ -26,7 +26,8 @@ The other functions are graphs of indexing, `concatenate` and
   positions `x` into zeros of length ``max(x) + 1`` (at least `minlength`),
   after a run-time check that no value of `x` is negative;
 - ``fill_diagonal(a, val)``, ``fill_diagonal_offset(a, val, offset)``: `val`
-  written at the diagonal's positions, given as index vectors.
+  written at the diagonal's positions, given as index vectors;
+- ``bartlett(M)``: ``1 - |n| / (M - 1)`` over ``n = arange(1 - M, M, 2)``.
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ from .shape import _product, flatten, reshape, shape_i, squeeze
 from .type import TensorType, as_tensor_variable
 
 __all__ = ["CumOp", "cumsum", "cumprod", "diff", "roll", "bincount", "fill_diagonal",
-           "fill_diagonal_offset", "squeeze"]
+           "fill_diagonal_offset", "squeeze", "bartlett"]
 
 
 class CumOp(Op):
@@ -247,3 +248,15 @@ def fill_diagonal_offset(a, val, offset):
     i = arange(k)
     return _diagonal_write(a, val, (i + down, i + right), "fill_diagonal_offset")
 
+
+
+def bartlett(M):
+    """NumPy's ``bartlett``: the triangular window of `M` points (an int or integer
+    scalar), ``1 - |n| / (M - 1)`` for ``n = 1 - M, 3 - M, ..., M - 1``, float64;
+    ``[1.]`` for M = 1 and empty for M < 1."""
+    from .math import abs as abs_
+
+    m = _int_scalar(M, "bartlett", "M")
+    n = cast(arange(1 - m, m, 2), "float64")
+    # M = 1 has the one point n = 0: any nonzero divisor gives its 1 (M - 1 gives 0 / 0)
+    return 1.0 - abs_(n) / cast(maximum(m - 1, 1), "float64")

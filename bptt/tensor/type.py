@@ -211,7 +211,7 @@ class TensorVariable(Variable):
         __neg__, __or__, __pos__, __pow__, __radd__, __rand__, __rfloordiv__, __rmatmul__,
         __rmod__, __rmul__, __ror__, __rpow__, __rsub__, __rtruediv__, __rxor__, __sub__,
         __truediv__, __xor__, T, all, any, argmax, argmin, astype, clip, dimshuffle, dot,
-        eval, flatten, max, mean, min, ndim, nonzero_values, prod, reshape, shape, size, std, sum,
+        eval, flatten, max, mean, min, ndim, nonzero, nonzero_values, prod, reshape, shape, size, std, sum,
         transpose, var, dtype, broadcastable, squeeze, cumsum, cumprod, copy, round,
     )
     __hash__ = Variable.__hash__

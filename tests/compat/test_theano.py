@@ -68,6 +68,19 @@ def test_softmax_of_a_vector_is_a_row_as_in_theano():
     np.testing.assert_allclose(rows.sum(axis=1), [1.0, 1.0])
 
 
+def test_relu_of_an_array_is_an_array_as_in_theano():
+    a = np.array([[-1.5, 0.0], [2.0, -0.25]])
+    np.testing.assert_array_equal(T.nnet.relu(a), np.maximum(a, 0))
+    np.testing.assert_array_equal(T.nnet.relu(a, 0.1), np.where(a > 0, a, 0.1 * a))
+    x = T.dmatrix("x")
+    assert isinstance(T.nnet.relu(x), bptt.graph.basic.Variable)
+    alpha = T.dscalar("alpha")      # Lasagne's ParametricRectifierLayer on an array input
+    np.testing.assert_array_equal(theano.function([alpha], T.nnet.relu(a, alpha))(0.1),
+                                  np.where(a > 0, a, 0.1 * a))
+    np.testing.assert_array_equal(theano.function([x], T.nnet.relu(x, 0.1), mode="PY")(a),
+                                  np.where(a > 0, a, 0.1 * a))
+
+
 def test_xlogx_and_xlogy0_are_zero_where_x_is(mode):
     x, y = T.dvector("x"), T.dvector("y")
     f = theano.function([x, y], [T.xlogx.xlogx(x), T.xlogx.xlogy0(x, y)], mode=mode)

@@ -93,8 +93,6 @@ SKIPPED = {
 #: NumPy 2 refuses, so the file cannot be collected).
 LASAGNE_TRIAGE = {
     "test_conv_nones": ("missing", "conv2d with filter sizes unknown when the graph is built"),
-    "test_multiclass_hinge_loss": ("missing", "x.nonzero() (the index vectors of the non-zero "
-                                              "entries)"),
     "test_get_output_for_p_float16": ("design", "float16: bptt has no float16 dtype"),
     "test_squared_error_preserve_dtype": ("design", "float16: bptt has no float16 dtype"),
     "test_multiclass_hinge_loss_invalid": (

@@ -1,11 +1,14 @@
-"""``theano.tensor.basic``: broadcast-pattern helpers, ``diag`` and ``flatten``; ``roll``
-and the special functions (``erf``, ``gammaln``, ``psi``...) as Theano kept them here."""
+"""``theano.tensor.basic``: broadcast-pattern helpers, ``diag`` and ``flatten``; ``roll``,
+``nonzero``, ``flatnonzero``, ``nonzero_values`` and the special functions (``erf``,
+``gammaln``, ``psi``...) as Theano kept them here."""
 from __future__ import annotations
 
 import functools
 
 import bptt.tensor as _t
 from bptt.tensor.extra_ops import roll as roll
+from bptt.tensor.search import (flatnonzero as flatnonzero, nonzero as nonzero,
+                                nonzero_values as nonzero_values)
 from bptt.tensor.special import (erf as erf, erfc as erfc, erfcinv as erfcinv,
                                  erfinv as erfinv, gamma as gamma, gammaln as gammaln,
                                  psi as psi, tri_gamma as tri_gamma)

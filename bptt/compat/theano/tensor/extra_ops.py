@@ -1,11 +1,16 @@
 """``theano.tensor.extra_ops``: running sums and products, differences, counts, diagonals,
-one-hot rows."""
+one-hot rows, sorted insertion points, selections, distinct values, index conversions and
+the Bartlett window."""
 import bptt.tensor as _t
 from bptt.tensor.extra import repeat as repeat
-from bptt.tensor.extra_ops import (CumOp as CumOp, bincount as bincount, cumprod as cumprod,
-                                   cumsum as cumsum, diff as diff, fill_diagonal as fill_diagonal,
+from bptt.tensor.extra_ops import (CumOp as CumOp, bartlett as bartlett, bincount as bincount,
+                                   cumprod as cumprod, cumsum as cumsum, diff as diff,
+                                   fill_diagonal as fill_diagonal,
                                    fill_diagonal_offset as fill_diagonal_offset,
                                    squeeze as squeeze)
+from bptt.tensor.search import (compress as compress, ravel_multi_index as ravel_multi_index,
+                                searchsorted as searchsorted, unique as unique,
+                                unravel_index as unravel_index)
 
 
 def to_one_hot(y, nb_class, dtype=None):

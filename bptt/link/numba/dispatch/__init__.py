@@ -2,7 +2,7 @@
 import importlib
 
 for _family in ("elemwise", "math", "shape", "basic", "subtensor", "random", "nnet", "scan",
-                "blas", "elemwise_reduce", "product_rows", "extra_ops", "patches"):
+                "blas", "elemwise_reduce", "product_rows", "extra_ops", "search", "patches"):
     try:
         importlib.import_module(f"{__name__}.{_family}")
     except ModuleNotFoundError as exc:

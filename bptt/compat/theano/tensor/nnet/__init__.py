@@ -5,18 +5,34 @@ Theano's softmax worked on rows: the softmax of a vector was a (1, n) row
 softmax of each row. `softmax` does the same; bptt's own
 `bptt.tensor.nnet.softmax` keeps the vector's shape.
 
+`relu` of a NumPy array is a NumPy array, as Theano's (written with Python's
+``abs``, which an array answers itself).
+
 `conv2d` is bptt's (`bptt.tensor.conv`) under Theano 1.0's signature (also in
 ``abstract_conv``, where Theano kept it); the submodule ``conv`` holds the older
 ``conv.conv2d``.
 """
+import numpy as _np
+
 import bptt.tensor.nnet as _nnet
 from bptt.tensor.conv import conv2d as _conv2d
 from bptt.tensor.nnet import (binary_crossentropy as binary_crossentropy,
                               categorical_crossentropy as categorical_crossentropy,
                               hard_sigmoid as hard_sigmoid, log_softmax as _log_softmax,
-                              relu as relu, sigmoid as sigmoid, softplus as softplus,
+                              relu as _relu, sigmoid as sigmoid, softplus as softplus,
                               ultra_fast_sigmoid as ultra_fast_sigmoid)
+from bptt.graph.basic import Variable as _Variable
 from bptt.tensor.type import as_tensor_variable
+
+
+def relu(x, alpha=0):
+    """max(x, 0), or max(x, alpha * x) for 0 < alpha < 1. Of a NumPy array (or a
+    number) the value itself, as Theano's: Lasagne's tests compute their expected
+    values with ``rectify(array)``. A symbolic `alpha` makes it symbolic."""
+    if isinstance(x, _Variable) or isinstance(alpha, _Variable):
+        return _relu(x, alpha)
+    x = _np.asarray(x)
+    return _np.maximum(x, x * alpha) if alpha else _np.maximum(x, 0)
 
 
 def softmax(x, axis=None):
