@@ -3,17 +3,21 @@
 `copy_into`, `c_copy`, `c_contiguous`, `strided_view`, `same_view` and `fits_rows` over arrays
 of every layout generated code meets (C, transposed, row and column slices, reversed),
 with hypothesis choosing sizes including 0 and 1; one compiled function each. Also the
-integer `imin` / `imax`.
+integer `imin` / `imax`, and the region writes (`region_values` with region_runtime.py's
+`copy_into_call` and `add_into_call`, `add_into` of a scalar).
 """
+import re
+
 import numba
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bptt.link.numba.runtime import (c_contiguous, c_copy, copy_into, data_address,
-                                     fits_rows, imax, imin, is_c_contiguous, same_view,
-                                     strided_view)
+from bptt.link.numba.errors import reformat
+from bptt.link.numba.runtime import (add_into, add_into_call, c_contiguous, c_copy, copy_into,
+                                     copy_into_call, data_address, fits_rows, imax, imin,
+                                     is_c_contiguous, region_values, same_view, strided_view)
 
 VIEWS = ["C", "T", "rows", "cols", "neg"]
 
@@ -149,3 +153,47 @@ def _int_bounds(a, b):
 @given(st.integers(-2 ** 40, 2 ** 40), st.integers(-2 ** 31, 2 ** 31 - 1))
 def test_imin_imax_are_min_and_max_of_integers(a, b):
     assert _int_bounds(a, b) == (min(a, b), max(a, b), min(a, b))
+
+
+@numba.njit
+def _region_writes(dst, y):
+    """`dst` viewed 'A' (a region of generated code): its values set to y, then y added twice."""
+    d = strided_view(dst, dst.shape, dst.strides)
+    copy_into_call(d, region_values(d, y))
+    add_into_call(d, region_values(d, y))
+    add_into_call(d, region_values(d, y))
+
+
+@given(st.integers(0, 3), st.integers(0, 3), st.sampled_from(VIEWS),
+       st.sampled_from(["full", "row", "col", "vector", "one"]))
+def test_region_writes_broadcast_values_into_every_layout(rows, cols, dst_kind, y_kind):
+    x = np.arange(rows * cols, dtype=float).reshape(rows, cols) + 1
+    y = {"full": x, "row": x[:1], "col": x[:, :1], "vector": x[0] if rows else np.ones(cols),
+         "one": np.full((1, 1), 2.5)}[y_kind]
+    dst = _view(np.zeros((rows, cols)), dst_kind)
+    if y.size == 0 and y.shape[-1:] != (cols,):
+        return   # a (0, 1) column or (0, cols) row of an empty x broadcast only to size 0
+    _region_writes(dst, y)
+    np.testing.assert_array_equal(dst, 3 * np.broadcast_to(y, (rows, cols)))
+
+
+@numba.njit
+def _add_scalar(dst, s):
+    add_into(strided_view(dst, dst.shape, dst.strides), s)
+
+
+def test_add_into_adds_a_scalar_in_the_array_dtype():
+    for dtype in ("int32", "uint8", "float32", "bool"):
+        x = (np.arange(6).reshape(2, 3) % 2).astype(dtype)
+        want = x[:, ::-1].copy()
+        want += np.ones((), dtype)
+        got = x[:, ::-1]
+        _add_scalar(got, np.ones((), dtype)[()])
+        np.testing.assert_array_equal(got, want)
+
+
+def test_region_values_names_both_shapes():
+    with pytest.raises(ValueError) as err:
+        _region_writes(np.zeros((2, 3)), np.ones((2, 2)))
+    assert re.match(r"shape mismatch: values of shape \(2, 2\) cannot be broadcast to the "
+                    r"indexed region of shape \(2, 3\); give values", str(reformat(err.value)))

@@ -466,6 +466,28 @@ def test_unit_step_slice_lengths_need_no_division():
                        for n in nodes)
 
 
+
+@each_mode
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "bool", "float32"])
+def test_writes_of_every_dtype(mode, dtype):
+    """Strided, reversed, broadcast and scalar values written into 3-d integer, bool and
+    float tensors (NumPy's bool += is a logical or)."""
+    x, y = T.tensor(dtype, (None,) * 3, name="x"), T.tensor(dtype, (None, 1), name="y")
+    s = T.tensor(dtype, (), name="s")
+    f = bptt.function([x, y, s], [T.inc_subtensor(x[1, ::-2], y), T.set_subtensor(x[1, 2:4, 1:], y),
+                                  T.inc_subtensor(x[::2, :0], s), T.inc_subtensor(x[:, -1], s),
+                                  T.set_subtensor(x[0, 1, 2], s)], mode=mode)
+    xv = (np.arange(60).reshape(3, 4, 5) % 3).astype(dtype)
+    yv, sv = np.array([[1], [0]], dtype), np.array(1, dtype)
+    want = [xv.copy() for _ in range(5)]
+    want[0][1, ::-2] += yv
+    want[1][1, 2:4, 1:] = yv
+    want[2][::2, :0] += sv
+    want[3][:, -1] += sv
+    want[4][0, 1, 2] = sv
+    for got, w in zip(f(xv, yv, sv), want):
+        assert_same(got, w)
+
 # -- lowering ----------------------------------------------------------------------------
 
 def test_basic_indexing_lowers_to_an_inline_view():
@@ -476,6 +498,18 @@ def test_basic_indexing_lowers_to_an_inline_view():
         assert isinstance(low, str) and low.startswith("{0}["), low
     out = x[[0, 1]]
     assert isinstance(numba_funcify(out.owner.op, out.owner, ctx), Kernel)
+
+
+def test_basic_writes_lower_to_a_view_and_a_runtime_call():
+    """Not a kernel per op: each one is a numba compilation (benchmarks/notes.md)."""
+    x, y, i = T.dmatrix("x"), T.dmatrix("y"), T.lscalar("i")
+    ctx = ModuleBuilder()
+    for out, call in ((T.set_subtensor(x[1:i], y), "copy_into_call("),
+                      (T.inc_subtensor(x[::-1], y[0]), "add_into_call("),
+                      (T.inc_subtensor(x[i], 1.0), "add_into("),
+                      (T.set_subtensor(x[0, i], 1.0), "] = {1}")):
+        low = numba_funcify(out.owner.op, out.owner, ctx)
+        assert isinstance(low, str) and call in low, low
 
 
 @pytest.mark.parametrize("cls", [Subtensor, AdvancedSubtensor, IncSubtensor,

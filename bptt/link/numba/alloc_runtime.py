@@ -31,6 +31,10 @@ type):
   shape and byte strides (layout 'A'), as ``as_strided``; no bounds check;
 * ``broadcast_into(out, x)``: ``out[...] = x`` for a scalar or an array that
   broadcasts to `out` (ValueError with both shapes otherwise), returns `out`;
+* ``add_into(dst, src)``: ``dst[...] += src`` for a scalar or an array of dst's shape;
+* ``region_values(region, y)``: array `y` viewed with `region`'s shape, stride 0
+  where it broadcasts (the values of a SetSubtensor or IncSubtensor; ValueError
+  naming both shapes where `y` does not broadcast);
 * ``c_reshape(x, shape)``: ``x.reshape(shape)`` for a C-contiguous `x` (numba's
   reshape compiles helper functions on first use in a process, and more per
   call site); one entry of `shape` may be -1;
@@ -52,9 +56,10 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.core.typing.npydecl import parse_dtype, parse_shape
 from numba.np.arrayobj import _empty_nd_impl, _parse_shape, make_array, populate_array
 
-__all__ = ["alloc_empty", "alloc_zeros", "alloc_full", "broadcast_into", "c_contiguous", "c_copy",
-           "c_reshape", "copy_into", "data_address", "fits_rows", "imax", "imin", "is_c_contiguous",
-           "same_view", "strided_view"] + [f"check_index_{d}" for d in range(32)]
+__all__ = ["add_into", "alloc_empty", "alloc_zeros", "alloc_full", "broadcast_into", "c_contiguous",
+           "c_copy", "c_reshape", "copy_into", "data_address", "fits_rows", "imax", "imin",
+           "is_c_contiguous", "region_values", "same_view", "strided_view"]
+__all__ += [f"check_index_{d}" for d in range(32)]
 
 
 def _array_type(shape, dtype, who):
@@ -183,8 +188,8 @@ def _byte_pointer(builder, data, idx, strides):
     return builder.bitcast(raw, data.type)
 
 
-def _element_loop(context, builder, dsttype, dst, srctype, src):
-    """``dst[...] = src`` element by element, casting (and 0-d arrays)."""
+def _element_loop(context, builder, dsttype, dst, srctype, src, add=False):
+    """``dst[...] = src`` (``+=`` with `add`) element by element, casting (and 0-d arrays)."""
     nd = dsttype.ndim
     shape = cgutils.unpack_tuple(builder, dst.shape, nd)
     dstrides = cgutils.unpack_tuple(builder, dst.strides, nd)
@@ -205,6 +210,9 @@ def _element_loop(context, builder, dsttype, dst, srctype, src):
                                            dsttype.layout, idx)
         value = context.unpack_value(builder, srctype.dtype, sp)
         value = context.cast(builder, value, srctype.dtype, dsttype.dtype)
+        if add:
+            value = _add(builder, dsttype.dtype, context.unpack_value(builder, dsttype.dtype, dp),
+                         value)
         context.pack_value(builder, dsttype.dtype, value, dp)
 
 
@@ -459,13 +467,7 @@ def broadcast_into(typingctx, out, x):
         if isinstance(x, types.Array):
             _broadcast_copy(context, builder, out, ary, x, args[1])
         else:
-            item = context.cast(builder, args[1], x, out.dtype)
-            shape = cgutils.unpack_tuple(builder, ary.shape, out.ndim)
-            strides = cgutils.unpack_tuple(builder, ary.strides, out.ndim)
-            with cgutils.loop_nest(builder, shape, shape[0].type) as idx:
-                ptr = cgutils.get_item_pointer2(context, builder, ary.data, shape, strides,
-                                                out.layout, idx)
-                context.pack_value(builder, out.dtype, item, ptr)
+            _fill_loop(context, builder, out, ary, x, args[1], add=False)
         return impl_ret_borrowed(context, builder, out, args[0])
 
     return out(out, x), codegen
@@ -473,6 +475,15 @@ def broadcast_into(typingctx, out, x):
 
 def _broadcast_copy(context, builder, outtype, out, xtype, xval):
     """Copy array `xval` into `out` through a view of `x` with stride 0 where it broadcasts."""
+    viewtype, view = _broadcast_view(context, builder, outtype, out, xtype, xval,
+                                     "cannot broadcast an array of shape {} to shape {}")
+    _copy_loop(context, builder, outtype, out, viewtype, view)
+
+
+def _broadcast_view(context, builder, outtype, out, xtype, xval, message):
+    """(type, struct) of a view of array `xval` with `out`'s shape, stride 0 where `x`
+    broadcasts; ValueError `message` (a template of x's shape, then out's) where it
+    does not."""
     x = make_array(xtype)(context, builder, xval)
     nd, lead = outtype.ndim, outtype.ndim - xtype.ndim
     oshape = cgutils.unpack_tuple(builder, out.shape, nd)
@@ -487,14 +498,86 @@ def _broadcast_copy(context, builder, outtype, out, xtype, xval):
         strides.append(builder.select(single, zero, s))
     with builder.if_then(bad, likely=False):   # a (template, values) error: errors.py
         context.call_conv.return_dynamic_user_exc(
-            builder, ValueError, ("cannot broadcast an array of shape {} to shape {}",
-                                  x.shape, out.shape),
+            builder, ValueError, (message, x.shape, out.shape),
             (None, types.UniTuple(types.intp, xtype.ndim), types.UniTuple(types.intp, nd)))
     viewtype = types.Array(xtype.dtype, nd, "A", readonly=True)
     view = make_array(viewtype)(context, builder)
     populate_array(view, data=x.data, shape=out.shape, strides=cgutils.pack_array(builder, strides),
                    itemsize=x.itemsize, meminfo=x.meminfo, parent=x.parent)
-    _copy_loop(context, builder, outtype, out, viewtype, view)
+    return viewtype, view
+
+
+_REGION_ERROR = ("shape mismatch: values of shape {} cannot be broadcast to the indexed "
+                 "region of shape {}; give values of the region's shape or one that "
+                 "broadcasts to it")
+
+
+@intrinsic
+def region_values(typingctx, region, y):
+    """A view of array `y` with `region`'s shape (layout 'A', read-only), stride 0 where
+    `y` broadcasts to it: the values a SetSubtensor or IncSubtensor writes. ValueError
+    naming both shapes when `y` does not broadcast to `region`."""
+    _arrays("region_values", region, y)
+    if not 0 < y.ndim <= region.ndim:
+        raise TypingError(f"region_values: cannot broadcast {y} to {region}")
+    view = types.Array(y.dtype, region.ndim, "A", readonly=True)
+
+    def codegen(context, builder, sig, args):
+        ary = make_array(region)(context, builder, args[0])
+        viewtype, out = _broadcast_view(context, builder, region, ary, y, args[1], _REGION_ERROR)
+        return impl_ret_borrowed(context, builder, viewtype, out._getvalue())
+
+    return view(region, y), codegen
+
+
+@intrinsic
+def add_into(typingctx, dst, src):
+    """``dst[...] += src`` written into the caller: `src` a scalar or an array of `dst`'s
+    shape (ValueError otherwise), cast to dst's dtype."""
+    _arrays("add_into", dst)
+    if not dst.mutable or not isinstance(dst.dtype, (types.Float, types.Integer, types.Boolean)) \
+            or not (isinstance(src, (types.Number, types.Boolean))
+                    or (isinstance(src, types.Array) and src.ndim == dst.ndim)):
+        raise TypingError(f"add_into: cannot add {src} into {dst}")
+
+    def codegen(context, builder, sig, args):
+        ary = make_array(dst)(context, builder, args[0])
+        if isinstance(src, types.Array):
+            other = make_array(src)(context, builder, args[1])
+            nd = dst.ndim
+            differ = builder.not_(_same_ints(builder, cgutils.unpack_tuple(builder, ary.shape, nd),
+                                             cgutils.unpack_tuple(builder, other.shape, nd)))
+            with builder.if_then(differ, likely=False):
+                context.call_conv.return_user_exc(builder, ValueError,
+                                                  ("add_into: the arrays differ in shape",))
+            _element_loop(context, builder, dst, ary, src, other, add=True)
+        else:
+            _fill_loop(context, builder, dst, ary, src, args[1], add=True)
+        return context.get_dummy_value()
+
+    return types.none(dst, src), codegen
+
+
+def _fill_loop(context, builder, outtype, out, xtype, x, add):
+    """``out[...] = x`` (or ``+=``) for a scalar `x`, cast to out's dtype."""
+    item = context.cast(builder, x, xtype, outtype.dtype)
+    shape = cgutils.unpack_tuple(builder, out.shape, outtype.ndim)
+    strides = cgutils.unpack_tuple(builder, out.strides, outtype.ndim)
+    with cgutils.loop_nest(builder, shape, shape[0].type) as idx:
+        ptr = cgutils.get_item_pointer2(context, builder, out.data, shape, strides,
+                                        outtype.layout, idx)
+        value = item
+        if add:
+            value = _add(builder, outtype.dtype, context.unpack_value(builder, outtype.dtype, ptr),
+                         item)
+        context.pack_value(builder, outtype.dtype, value, ptr)
+
+
+def _add(builder, dtype, a, b):
+    """``a + b`` in `dtype` (numba's bool + bool is an int, stored back as bool: `or`)."""
+    if isinstance(dtype, types.Float):
+        return builder.fadd(a, b)
+    return builder.or_(a, b) if isinstance(dtype, types.Boolean) else builder.add(a, b)
 
 
 def _check_index(axis):

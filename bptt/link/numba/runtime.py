@@ -6,8 +6,9 @@ they call live in modules of their own, each gathered here: the scan loop's
 (scan_runtime.py), BLAS (blas.py), vectorizable transcendentals
 (fastmath.py), special functions (special.py), elementwise shapes
 (elemwise_runtime.py), allocation (alloc_runtime.py), SumTo
-(reduce_runtime.py) and chunked products (chunk_runtime.py). Each helper
-module imports jitting.py, never this one.
+(reduce_runtime.py), chunked products (chunk_runtime.py), the loops of
+Patches (patches_runtime.py) and indexed writes (region_runtime.py). Each
+helper module imports jitting.py, never this one.
 """
 from __future__ import annotations
 
@@ -74,3 +75,9 @@ from .patches_runtime import *  # noqa: E402,F401,F403
 from .patches_runtime import __all__ as _patches_all  # noqa: E402
 
 __all__ = __all__ + list(_patches_all)
+
+# SetSubtensor's and IncSubtensor's writes (copy_into_call, add_into_call): see region_runtime.py.
+from .region_runtime import *  # noqa: E402,F401,F403
+from .region_runtime import __all__ as _region_all  # noqa: E402
+
+__all__ = __all__ + list(_region_all)

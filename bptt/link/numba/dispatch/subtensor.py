@@ -7,8 +7,18 @@ writes are written as loops.
 `Subtensor` lowers to an inline view expression, for example
 ``x[check_index_0(i, x.shape[0]), 1:np.int64(n)]``, where ``check_index_<axis>``
 (an intrinsic, link/numba/alloc_runtime.py) raises IndexError for an
-out-of-bounds index and wraps a negative one. The
-three other ops lower to one generated kernel each (names as in the source)::
+out-of-bounds index and wraps a negative one. `IncSubtensor` (set or inc) writes
+through the same view of its output (a copy of x unless inplace)::
+
+    sw = c_copy(x)
+    sw_r = sw[1:3]
+    add_into_call(sw_r, region_values(sw_r, y))     (copy_into_call to set)
+
+the loop being a runtime function compiled once per dtype and rank
+(link/numba/region_runtime.py); a scalar y fills the view inline (`add_into`,
+`broadcast_into`) and a single element is one scalar assignment. The advanced
+ops, and IncSubtensor of a 0-d x, lower to one generated kernel each (names as
+in the source)::
 
     prelude   i<d>        checked integer index of dimension d of x
               st<d>, sp<d>, l<d>   start, step and length of the slice of dimension d
@@ -39,25 +49,24 @@ def _part(p, ref):
 
 @numba_funcify.register(Subtensor)
 def _subtensor(op, node, ctx):
-    x = node.inputs[0]
-    lay = layout(op.idx_list, x.ndim)
-    n_explicit = len(op.idx_list)
+    return _view(op.idx_list, node.inputs[0].ndim, "{0}", lambda k: "{%d}" % (k + 1))
 
-    def ref(k):
-        return "{%d}" % (k + 1)
 
+def _view(idx_list, ndim, base, ref):
+    """Source of the basic-indexing view ``base[idx_list]``; `ref(k)` names index input k."""
+    lay = layout(idx_list, ndim)
     items = []
-    for d, e in enumerate(lay.dims[:n_explicit]):
+    for d, e in enumerate(lay.dims[:len(idx_list)]):
         if isinstance(e, SliceSpec):
             parts = [_part(p, ref) for p in e]
             items.append(":".join(parts if e.step is not None else parts[:2]))
         else:
             check = f"check_index_{d}"   # an intrinsic (alloc_runtime.py)
             src = str(e) if isinstance(e, int) else ref(e[1])
-            items.append(f"{check}({src}, {{0}}.shape[{d}])")
+            items.append(f"{check}({src}, {base}.shape[{d}])")
     if not items:
-        return "{0}"
-    return "{0}[" + ", ".join(items) + "]"
+        return base
+    return base + "[" + ", ".join(items) + "]"
 
 
 def _check_lines(var, d, ind):
@@ -233,8 +242,27 @@ def _advanced_subtensor(op, node, ctx):
 
 
 @numba_funcify.register(IncSubtensor)
-@numba_funcify.register(AdvancedIncSubtensor)
 def _inc_subtensor(op, node, ctx):
+    x, y = node.inputs[:2]
+    if x.ndim == 0:
+        return _inc_kernel(op, node)
+    out = ctx.fresh("sw")
+    region = _view(op.idx_list, x.ndim, out, lambda k: "{%d}" % (k + 2))
+    # an inplace op's x is a buffer nothing else reads (inplace_inc_subtensor)
+    lines = [f"{out} = {{0}}" if op.inplace else f"{out} = c_copy({{0}})"]
+    if sum(not isinstance(e, SliceSpec) for e in op.idx_list) == x.ndim:
+        lines.append(f"{region} {'=' if op.set_instead_of_inc else '+='} {{1}}")   # one element
+    elif y.ndim == 0:
+        lines.append(f"{'broadcast_into' if op.set_instead_of_inc else 'add_into'}({region}, {{1}})")
+    else:
+        # the loop is a runtime function (region_runtime.py), one compile per dtype and rank
+        call = "copy_into_call" if op.set_instead_of_inc else "add_into_call"
+        lines += [f"{out}_r = {region}", f"{call}({out}_r, region_values({out}_r, {{1}}))"]
+    return "\n".join(lines + [out])
+
+
+@numba_funcify.register(AdvancedIncSubtensor)
+def _inc_kernel(op, node, ctx=None):
     mode = "set" if op.set_instead_of_inc else "inc"
     name = type(op).__name__.replace("Inc", mode.capitalize()).lower()
     return Kernel(_KernelWriter(op, node, mode).source(), name)
