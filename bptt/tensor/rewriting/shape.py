@@ -6,6 +6,9 @@ They rest on the size facts of `sizes` (``dim_key``, ``shape_keys``).
   the size (``Shape_i(Alloc(v, n, m))`` is ``n``; ``Shape_i(tanh(W @ x))`` is
   ``Shape_i(W)``);
 * ``Shape(x)``    -> a constant vector when x's shape is static;
+* a constant standing for a read of x's shape goes behind the run-time checks x
+  depends on (`sizes.guarded`): a static size may rest on one, and the read
+  was what kept it running.
 * ``Shape(x)[i]`` (a `Subtensor` with a constant index) -> ``Shape_i(x)``;
 * ``SumTo(g, *dims)``, ``BroadcastTo(x, shp)``, ``Alloc(v, *dims)`` -> their
   first input when its shape provably equals the output's already;
@@ -24,8 +27,8 @@ from ...graph.traversal import depends_on
 from ..basic import Alloc
 from ..shape import BroadcastTo, DimShuffle, Shape, Shape_i, SumTo
 from ..type import TensorConstant, TensorType
-from .sizes import (const_int, dim_key, is_shape_entry, key_variable, shape_entry_index,
-                    shape_keys, size_facts, subtensor_class, value_key)
+from .sizes import (const_int, dim_key, guarded, is_shape_entry, key_variable,
+                    shape_entry_index, shape_keys, size_facts, subtensor_class, value_key)
 
 
 # -- rewrites ------------------------------------------------------------------------
@@ -33,9 +36,10 @@ from .sizes import (const_int, dim_key, is_shape_entry, key_variable, shape_entr
 @node_rewriter([Shape_i])
 def shape_i_of_static_dim(fgraph, node):
     """``Shape_i(x)`` of a dimension whose size the type knows -> that constant."""
-    size = node.inputs[0].type.shape[node.op.i]
+    x = node.inputs[0]
+    size = x.type.shape[node.op.i]
     if size is not None:
-        return [const_int(size)]
+        return [guarded(fgraph, x, const_int(size))]
     return None
 
 
@@ -49,7 +53,7 @@ def shape_i_from_source(fgraph, node):
     new = key_variable(fgraph, key)
     if new is None or depends_on(new, node.outputs[0], fgraph.inputs):
         return None   # a size known only through a value computed from this very Shape_i
-    return [new]
+    return [guarded(fgraph, x, new) if isinstance(new, TensorConstant) else new]
 
 
 @node_rewriter([Shape])
@@ -59,7 +63,7 @@ def shape_of_static(fgraph, node):
     if None in shape:
         return None
     data = np.asarray(shape, dtype="int64")
-    return [TensorConstant(TensorType("int64", data.shape), data)]
+    return [guarded(fgraph, node.inputs[0], TensorConstant(TensorType("int64", data.shape), data))]
 
 
 def _shape_entry_rewriter():

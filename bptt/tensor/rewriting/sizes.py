@@ -31,6 +31,13 @@ shape error: a rewrite may remove the only node that would have reported
 one. Keys are cached per graph; a key remains a true fact after rewrites
 (replacements keep values), so the cache is never invalidated, only possibly
 less useful.
+
+A run-time `Check` is the exception, since it exists to report the user's
+error. The static sizes of its output are facts about that output only (not
+about its input, whose sizes its own condition reads), and a rewrite that
+replaces a shape read by a constant resting on them keeps the check running:
+`guarded` returns the constant behind a copy of every check upstream of the
+read (`Check` on a scalar costs one comparison per call).
 """
 from __future__ import annotations
 
@@ -71,6 +78,7 @@ class _SizeFacts:
         self.bcasts = set()     # every broadcast or slice key seen (for congruence)
         self.stale = False      # a union happened since broadcast keys were last closed
         self.covers = []        # see `_covers`
+        self.checks = {}        # variable -> the Check nodes it depends on (`check_ancestors`)
 
     def find(self, key):
         self._close()
@@ -236,6 +244,41 @@ def _keys_of(v, facts):
     return tuple(keys)
 
 
+def guarded(fgraph, v, new):
+    """`new` (a constant replacing a read of `v`'s shape) after every `Check` that `v`
+    depends on: the static sizes of `v` may rest on one, which must still run."""
+    for node in check_ancestors(fgraph, v):
+        new = Check(node.op.message)(new, *node.inputs[1:])
+    return new
+
+
+def check_ancestors(fgraph, v):
+    """The `Check` nodes `v` depends on through tensors, one per condition and message."""
+    facts = size_facts(fgraph)
+    if v not in facts.checks:
+        for w in _uncached_ancestors(v, facts.checks):
+            facts.checks[w] = _checks_of(w, facts.checks)
+    return facts.checks[v]
+
+
+def _checks_of(w, cache):
+    node = w.owner
+    if node is None:
+        return ()
+    found = {}
+    for x in node.inputs:
+        for c in cache.get(x, ()):
+            found.setdefault(_check_id(c), c)
+    if isinstance(node.op, Check):
+        found.setdefault(_check_id(node), node)
+    return tuple(found.values())
+
+
+def _check_id(node):
+    """Checks with one message and condition raise the same error: one guard serves."""
+    return (node.op.message, *node.inputs[1:])
+
+
 def value_key(s, facts):
     """Key of the value of an integer scalar `s` used as a size."""
     if isinstance(s, Constant):
@@ -313,6 +356,10 @@ def _derived_keys(v, facts):
         return [None if d == op.axis else k for d, k in enumerate(keys[ins[0]])]
     if _is_basic_subtensor(op):
         return subtensor_keys(facts, op.idx_list, keys[ins[0]], ins[1:])
+    if isinstance(op, Check):
+        # A size the check proves is not a fact about its input: its condition reads it.
+        given = op.shape or (None,) * v.ndim
+        return [k if s is None else None for k, s in zip(keys[ins[0]], given)]
     return _inferred_keys(v, facts)
 
 
