@@ -218,6 +218,22 @@ def test_run_time_shape_change_names_the_step():
         f(np.zeros(2))
 
 
+@pytest.mark.parametrize("init", ["constant", "input"])
+def test_rows_computed_outside_the_loop_keep_the_row_shape_check(mode, init):
+    # A loop whose state's new row is computed row-wise leaves the loop as one array: its
+    # row shape is still checked against the initial state's, with the loop's message
+    # rather than NumPy's join error.
+    v, w0 = T.dvector("v"), T.dvector("w0")
+    h0 = T.as_tensor_variable(np.zeros(5)) if init == "constant" else w0
+    out, _ = bptt.scan(lambda h, v: v, outputs_info=[h0], non_sequences=[v], n_steps=3,
+                       name="copy")
+    f = bptt.function([v, w0], out, mode=mode, on_unused_input="ignore")
+    np.testing.assert_array_equal(f(np.ones(5), np.zeros(5)), np.ones((3, 5)))
+    with pytest.raises(ValueError, match=r"scan 'copy': at step 0, output 0 .* has shape "
+                                         r"\(6,\), but the rows it is stored in have shape \(5,\)"):
+        f(np.ones(6), np.zeros(5))
+
+
 def test_shared_variable_keeps_its_value_when_a_call_fails():
     a = bptt.shared(0.0, name="a")
     u = T.dvector("u")

@@ -47,7 +47,7 @@ from ...graph.basic import Constant
 from ...graph.rewriting import InToOut, can_replace, node_rewriter
 from ...tensor.assertion import check
 from ...tensor.basic import alloc, join
-from ...tensor.math import eq, ge, maximum, neq, or_
+from ...tensor.math import and_, eq, ge, maximum, neq, or_
 from ...tensor.rewriting.constant_folding import is_stateful
 from ...tensor.shape import shape_i, shape_tuple, specify_shape
 from ...tensor.subtensor import getitem
@@ -163,7 +163,31 @@ def _state_buffer(node, args, kind, taps, y, init, rows):
                      _esc(f"{node.op.info.label}: the initial value of {label} ({kind}) has ")
                      + "{} rows along its first axis, " + f"but its taps need {extent}",
                      shape_i(init, 0))
-    return join(0, getitem(init, slice(None, extent)), rows), extent
+    return join(0, getitem(init, slice(None, extent)), _rows_fit(node, args, y, init, rows)), extent
+
+
+def _shape_text(n):
+    return "(" + ", ".join(["{}"] * n) + ("," if n == 1 else "") + ")"
+
+
+def _rows_fit(node, args, y, init, rows):
+    """`rows` checked to have the initial rows' shape: the loop checks each row it writes,
+    with this message, and rows computed as one array differ from the first step on."""
+    got = [shape_i(rows, d) for d in range(1, rows.ndim)]
+    want = [shape_i(init, d) for d in range(1, init.ndim)]
+    pairs = [(a, b) for a, b in zip(got, want)
+             if not (isinstance(a, Constant) and isinstance(b, Constant) and a.data == b.data)]
+    if not pairs:
+        return rows
+    cond = eq(*pairs[0])
+    for a, b in pairs[1:]:
+        cond = and_(cond, eq(a, b))
+    label = args.labels.get(y, "a state")
+    message = (_esc(f"{node.op.info.label}: at step 0, {label} has shape ")
+               + _shape_text(len(got)) + ", but the rows it is stored in have shape "
+               + _shape_text(len(want)) + "; the step function must return the same shape "
+               "at every step")
+    return check(rows, cond, message, *got, *want)
 
 
 def _typed_as(out, value):
