@@ -34,8 +34,16 @@ occurrence (``np.add.at``); ``set`` leaves the value written last in C order
 of the broadcast index (what NumPy does in practice), and its gradient with
 respect to ``y`` flows only to the occurrences that were kept.
 
-Not supported, with a clear error: boolean masks (their result shape depends
-on the data), float indices, more indices than dimensions, writing through
+A boolean mask of k dimensions (a tensor, a NumPy array, a list of bools)
+indexes the k dimensions of x where it stands and is read, as NumPy reads
+it, as its ``nonzero()`` index vectors: an integer-array index whose length
+is known when the graph runs (when it is built for a NumPy mask). A mask of
+x's shape gives a flat vector. Its shape must be that of the dimensions it
+indexes: checked when the graph is built where both are static, else by a
+`Check` that raises IndexError when it runs.
+
+Not supported, with a clear error: a boolean scalar as an index (NumPy's new
+axis of length 1 or 0), float indices, more indices than dimensions, writing through
 nested indexing (``set_subtensor(x[i][j], y)`` updates ``x[i]`` only, as in
 Theano). Out-of-bounds integers raise IndexError at run time in both modes.
 """
