@@ -15,7 +15,7 @@ from .type import as_tensor_variable
 
 
 class Check(Op):
-    """``x`` unchanged if ``cond`` holds at run time, else ValueError(`message`).
+    """``x`` unchanged if ``cond`` holds at run time, else `error`(`message`).
 
     `message` is a ``str.format`` template with one ``{}`` per value input
     (literal braces doubled); the values (scalars) fill it in when the check
@@ -25,13 +25,19 @@ class Check(Op):
     output's static shape is ``shape`` where it gives a size: `cond` must
     then test those sizes (`check_shape` builds such a check), so the static
     shape is proven by the time compiled code relies on it.
+
+    `error` names the exception class, ``"ValueError"`` or ``"IndexError"``
+    (what NumPy raises for the same mistake, a mask of the wrong shape say).
     """
 
-    __props__ = ("message", "shape")
+    __props__ = ("message", "shape", "error")
 
-    def __init__(self, message, shape=None):
+    def __init__(self, message, shape=None, error="ValueError"):
+        if error not in _ERRORS:
+            raise ValueError(f"check: error must be one of {sorted(_ERRORS)}, got {error!r}")
         self.message = message
         self.shape = None if shape is None else tuple(shape)
+        self.error = error
 
     def make_node(self, x, cond, *values):
         x, cond = as_tensor_variable(x), as_tensor_variable(cond)
@@ -54,7 +60,7 @@ class Check(Op):
     def perform(self, node, inputs, output_storage):
         x, cond, *values = inputs
         if not cond:
-            raise ValueError(self.message.format(*(v.item() for v in values)))
+            raise _ERRORS[self.error](self.message.format(*(v.item() for v in values)))
         output_storage[0][0] = x
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -72,9 +78,12 @@ class Check(Op):
         return [[True]] + [[False] for _ in node.inputs[1:]]
 
 
-def check(x, cond, message, *values):
+_ERRORS = {"ValueError": ValueError, "IndexError": IndexError}
+
+
+def check(x, cond, message, *values, error="ValueError"):
     """`x`, after checking `cond` at run time (see `Check`)."""
-    return Check(message)(x, cond, *values)
+    return Check(message, error=error)(x, cond, *values)
 
 
 def check_shape(x, shape, what):

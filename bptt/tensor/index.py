@@ -49,9 +49,9 @@ def is_int_dtype(dtype):
     return dtype.startswith("int") or dtype.startswith("uint")
 
 
-_WHY_MASK = ("boolean mask indexing is not supported: the result's shape would depend on "
-             "the data. For a constant mask use x[np.nonzero(mask)]; to zero elements out "
-             "use T.switch(mask, x, 0)")
+_WHY_MASK = ("a boolean scalar is not a valid index here (NumPy reads one as a new axis of "
+             "length 1 or 0); index with x[None], or with a boolean mask of at least one "
+             "dimension")
 _VALID = ("only integers, slices (`:`), ellipsis (`...`), None (np.newaxis) and integer "
           "arrays are valid indices")
 

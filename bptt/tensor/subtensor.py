@@ -34,8 +34,16 @@ occurrence (``np.add.at``); ``set`` leaves the value written last in C order
 of the broadcast index (what NumPy does in practice), and its gradient with
 respect to ``y`` flows only to the occurrences that were kept.
 
-Not supported, with a clear error: boolean masks (their result shape depends
-on the data), float indices, more indices than dimensions, writing through
+A boolean mask of k dimensions (a tensor, a NumPy array, a list of bools)
+indexes the k dimensions of x where it stands and is read, as NumPy reads
+it, as its ``nonzero()`` index vectors: an integer-array index whose length
+is known when the graph runs (when it is built for a NumPy mask). A mask of
+x's shape gives a flat vector. Its shape must be that of the dimensions it
+indexes: checked when the graph is built where both are static, else by a
+`Check` that raises IndexError when it runs.
+
+Not supported, with a clear error: a boolean scalar as an index (NumPy's new
+axis of length 1 or 0), float indices, more indices than dimensions, writing through
 nested indexing (``set_subtensor(x[i][j], y)`` updates ``x[i]`` only, as in
 Theano). Out-of-bounds integers raise IndexError at run time in both modes.
 """
@@ -45,11 +53,12 @@ import numpy as np
 
 from ..graph.basic import Apply, Variable
 from ..graph.op import Op
+from .assertion import Check
 from .index import (ARRAY, FULL, SCALAR, InvalidIndexError, SliceSpec,  # noqa: F401
                     check_count, expand_ellipsis, format_index, is_int, is_int_dtype,
                     layout, n_index_inputs, numpy_index, parse_entry, static_shape,
                     symbolic_shape)
-from .type import TensorConstant, TensorType, TensorVariable, as_tensor_variable
+from .type import TensorConstant, TensorType, TensorVariable, _flat, as_tensor_variable
 
 def getitem(x, index):
     """``x[index]`` with NumPy semantics (see the module docstring for what is supported).
@@ -71,6 +80,7 @@ def getitem(x, index):
         # NumPy 2 refuses such a list, so no index it accepts changes meaning.
         index = tuple(index)
     items = index if isinstance(index, tuple) else (index,)
+    items = _expand_masks(x, items)
     inputs = []
     idx_list = tuple(parse_entry(item, inputs) for item in items)
     check_count(idx_list, x.ndim)
@@ -96,6 +106,81 @@ def getitem(x, index):
     # set/inc_subtensor on this view write through an advanced op that knows the None axes.
     view.tag["indexed_from"] = (x, idx_list, tuple(inputs))
     return view
+
+
+def _as_mask(item):
+    """`item` as a boolean mask (an array or tensor of at least one dimension), else None."""
+    if isinstance(item, Variable):
+        v = item
+    elif isinstance(item, (list, tuple)) and any(isinstance(e, Variable) for e in _flat(item)):
+        v = as_tensor_variable(list(item))
+    elif isinstance(item, (list, tuple, np.ndarray)):
+        try:
+            v = np.asarray(item)
+        except ValueError:   # a ragged list: parse_entry reports it as an index
+            return None
+    else:
+        return None
+    return v if str(v.dtype) == "bool" and v.ndim >= 1 else None
+
+
+def _expand_masks(x, items):
+    """`items` with every boolean mask replaced by its ``nonzero()`` index vectors, as
+    NumPy reads one: a k-d mask indexes the k dimensions of `x` where it stands."""
+    masks = [_as_mask(item) for item in items]
+    if all(m is None for m in masks):
+        return items
+    widths = [0 if it is None or it is Ellipsis else 1 if m is None else m.ndim
+              for it, m in zip(items, masks)]
+    # An index with too many entries or ellipses has no axes: check_count reports it.
+    placed = sum(widths) <= x.ndim and sum(it is Ellipsis for it in items) <= 1
+    out, axis = [], 0
+    for i, (item, mask) in enumerate(zip(items, masks)):
+        if item is Ellipsis:
+            axis = x.ndim - sum(widths[i + 1:])
+        if mask is None:
+            out.append(item)
+        else:
+            out.extend(_mask_vectors(x, mask, axis if placed else None))
+        axis += widths[i]
+    return tuple(out)
+
+
+def _mask_vectors(x, mask, axis):
+    """The index vectors of `mask`, the first checked to match x's dimensions from `axis`."""
+    from .search import nonzero
+
+    if isinstance(mask, TensorConstant):
+        mask = mask.data
+    if isinstance(mask, np.ndarray):
+        vectors = [as_tensor_variable(v.astype("int64")) for v in np.nonzero(mask)]
+        m_shape, m_sizes = mask.shape, [np.int64(n) for n in mask.shape]
+    else:
+        vectors = list(nonzero(mask))
+        m_shape, m_sizes = mask.type.shape, [mask.shape[i] for i in range(mask.ndim)]
+    if axis is None:
+        return vectors
+    axes = range(axis, axis + len(m_shape))
+    x_shape = tuple(x.type.shape[a] for a in axes)
+    text = (f"boolean mask of shape {{}} does not match the dimension{'s' * (len(axes) > 1)} "
+            f"{', '.join(map(str, axes))} it indexes, of shape {{}}: a mask must have the "
+            f"shape of the dimensions it indexes")
+    if any(m is not None and n is not None and m != n for m, n in zip(m_shape, x_shape)):
+        raise IndexError(text.format(m_shape, x_shape))
+    unknown = [i for i, (m, n) in enumerate(zip(m_shape, x_shape)) if m is None or n is None]
+    if not unknown:
+        return vectors
+    from .math import eq, logical_and
+
+    cond = None
+    for i in unknown:
+        same = eq(m_sizes[i], x.shape[axes[i]])
+        cond = same if cond is None else logical_and(cond, same)
+    slots = "({}" + ", {}" * (len(axes) - 1) + ("," if len(axes) == 1 else "") + ")"
+    template = text.replace("{", "{{").replace("}", "}}").replace("{{}}", slots)
+    values = m_sizes + [x.shape[a] for a in axes]
+    vectors[0] = Check(template, error="IndexError")(vectors[0], cond, *values)
+    return vectors
 
 
 class _IndexOp(Op):

@@ -1,4 +1,4 @@
-"""`check`: a value passed through, or a ValueError whose message carries run-time values;
+"""`check`: a value passed through, or an error (ValueError unless named) whose message carries run-time values;
 `check_shape`: static sizes proven at run time, even where only the sizes are read."""
 import numpy as np
 import pytest
@@ -30,6 +30,18 @@ def test_check_rejects_bad_arguments():
         check(x, x, "m")
     with pytest.raises(ValueError, match="1 slots for 0 values"):
         Check("{}")(x, x.shape[0] > 0)
+
+
+@pytest.mark.parametrize("read", ["value", "size"])
+def test_check_raises_the_error_it_names(mode, read):
+    x = T.dvector("x")
+    y = Check("x has {} rows", shape=(2,), error="IndexError")(x, T.eq(x.shape[0], 2), x.shape[0])
+    # reading only the proven size folds it to a constant, which keeps a copy of the check
+    f = bptt.function([x], y * 2.0 if read == "value" else y.shape[0] + 0, mode=mode)
+    with pytest.raises(IndexError, match="^x has 3 rows"):
+        f(np.zeros(3))
+    with pytest.raises(ValueError, match="error must be one of"):
+        Check("m", error="KeyError")
 
 
 # -- the static sizes a check proves: reading them keeps the check -------------------

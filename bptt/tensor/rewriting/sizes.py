@@ -248,7 +248,7 @@ def guarded(fgraph, v, new):
     """`new` (a constant replacing a read of `v`'s shape) after every `Check` that `v`
     depends on: the static sizes of `v` may rest on one, which must still run."""
     for node in check_ancestors(fgraph, v):
-        new = Check(node.op.message)(new, *node.inputs[1:])
+        new = Check(node.op.message, error=node.op.error)(new, *node.inputs[1:])
     return new
 
 

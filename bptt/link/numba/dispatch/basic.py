@@ -100,7 +100,7 @@ def _check(op, node, ctx):
     values = "".join(f", {{{i}}}" for i in range(2, len(node.inputs)))
     message = op.message.replace("{", "{{").replace("}", "}}")   # a template in a template
     return "\n".join(["if not {1}:",
-                      f"    raise ValueError({message!r}{values})",
+                      f"    raise {op.error}({message!r}{values})",
                       "{0}"])
 
 
