@@ -234,6 +234,19 @@ def test_rows_computed_outside_the_loop_keep_the_row_shape_check(mode, init):
         f(np.ones(6), np.zeros(5))
 
 
+def test_a_state_read_as_views_of_its_rows_keeps_the_row_shape_check(mode):
+    # The state's rows join its initial row outside the loop: the join needs equal row
+    # sizes, and that need must not fold the check that reports them with the loop's message.
+    x, w0 = T.dmatrix("x"), T.dvector("w0")
+    out, _ = bptt.scan(lambda x_t, h: (x_t, h.sum()), sequences=x, outputs_info=[w0, None],
+                       name="copy")
+    f = bptt.function([x, w0], out[1], mode=mode)
+    np.testing.assert_array_equal(f(np.ones((3, 5)), np.zeros(5)), [0.0, 5.0, 5.0])
+    with pytest.raises(ValueError, match=r"scan 'copy': at step 0, output 0 .* has shape "
+                                         r"\(6,\), but the rows it is stored in have shape \(5,\)"):
+        f(np.ones((3, 6)), np.zeros(5))
+
+
 def test_shared_variable_keeps_its_value_when_a_call_fails():
     a = bptt.shared(0.0, name="a")
     u = T.dvector("u")

@@ -108,3 +108,27 @@ def test_a_given_for_a_static_shared_variable_is_checked_when_only_its_size_is_r
     with pytest.raises(ValueError, match=r"the value for 'W' .* has shape \(2, 6\); its type "
                                          r"needs \(\?, 5\)"):
         f(np.ones((2, 6)))
+
+
+# -- a check's condition is not decided by what its consumers need ---------------------
+
+# Consumers of a checked matrix that fail unless its column count is w's length (or 3):
+# the size facts learn that equality from them, which must not fold the check that runs
+# before them.
+CONSUMERS = {
+    "join": lambda y, w: T.join(0, w[None], y),
+    "dot": lambda y, w: T.dot(y, w),
+    "specify_shape": lambda y, w: T.specify_shape(y, (None, 3)) + w.sum(),
+    "dot in a sum": lambda y, w: T.dot(T.exp(y) * 2.0, w).sum() + y.shape[1],
+}
+
+
+@pytest.mark.parametrize("consumer", sorted(CONSUMERS))
+def test_a_check_is_not_folded_by_what_its_consumers_need(mode, consumer):
+    x, w = T.dmatrix("x"), T.dvector("w")
+    y = check(x, T.eq(x.shape[1], w.shape[0]), "x has {} columns for {} weights",
+              x.shape[1], w.shape[0])
+    f = bptt.function([x, w], CONSUMERS[consumer](y, w), mode=mode)
+    f(np.ones((2, 3)), np.ones(3))
+    with pytest.raises(ValueError, match=r"^x has 4 columns for 3 weights(\n|$)"):
+        f(np.ones((2, 4)), np.ones(3))

@@ -9,6 +9,8 @@ They rest on the size facts of `sizes` (``dim_key``, ``shape_keys``).
 * a constant standing for a read of x's shape goes behind the run-time checks x
   depends on (`sizes.guarded`): a static size may rest on one, and the read
   was what kept it running.
+* a size a `Check`'s condition or message reads comes from the sure facts only
+  (`sizes.sure_facts`): a consumer's need must not decide the check;
 * ``Shape(x)[i]`` (a `Subtensor` with a constant index) -> ``Shape_i(x)``;
 * ``SumTo(g, *dims)``, ``BroadcastTo(x, shp)``, ``Alloc(v, *dims)`` -> their
   first input when its shape provably equals the output's already;
@@ -27,8 +29,9 @@ from ...graph.traversal import depends_on
 from ..basic import Alloc
 from ..shape import BroadcastTo, DimShuffle, Shape, Shape_i, SumTo
 from ..type import TensorConstant, TensorType
-from .sizes import (const_int, dim_key, guarded, is_shape_entry, key_variable,
-                    shape_entry_index, shape_keys, size_facts, subtensor_class, value_key)
+from .sizes import (const_int, dim_key, guarded, is_shape_entry, key_variable, read_by_check,
+                    shape_entry_index, shape_keys, size_facts, subtensor_class, sure_facts,
+                    value_key)
 
 
 # -- rewrites ------------------------------------------------------------------------
@@ -47,7 +50,8 @@ def shape_i_of_static_dim(fgraph, node):
 def shape_i_from_source(fgraph, node):
     """``Shape_i(x)`` -> the variable x's size comes from (an Alloc dim, an input's Shape_i)."""
     x, i = node.inputs[0], node.op.i
-    key = dim_key(fgraph, x, i)
+    key = dim_key(fgraph, x, i, sure_facts(fgraph) if read_by_check(fgraph, node.outputs[0])
+                  else None)
     if key == ("dim", x, i):
         return None
     new = key_variable(fgraph, key)

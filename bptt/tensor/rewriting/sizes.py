@@ -37,7 +37,11 @@ error. The static sizes of its output are facts about that output only (not
 about its input, whose sizes its own condition reads), and a rewrite that
 replaces a shape read by a constant resting on them keeps the check running:
 `guarded` returns the constant behind a copy of every check upstream of the
-read (`Check` on a scalar costs one comparison per call).
+read (`Check` on a scalar costs one comparison per call). The sizes a check's
+condition and message read are folded with the *sure* facts only
+(`sure_facts`, `read_by_check`): sizes derived from each variable's
+ancestors, without the equalities an op's success implies (a Join after the
+check needs the very sizes the check compares).
 """
 from __future__ import annotations
 
@@ -71,7 +75,9 @@ class _SizeFacts:
     the best-known name of its size.
     """
 
-    def __init__(self):
+    def __init__(self, assume=True):
+        self.assume = assume    # learn sizes from the ops that fail unless they agree
+        self.sure = None        # without them (`sure_facts`), created on first use
         self.keys = {}
         self.parent = {}
         self.inferred = {}
@@ -183,6 +189,21 @@ def size_facts(fgraph):
     return _infos.setdefault(fgraph, _SizeFacts())
 
 
+def sure_facts(fgraph):
+    """The facts that hold before any op of `fgraph` runs past its inputs: each size is
+    derived from the variable's ancestors only, never equated from a consumer's need
+    (a Join's, a Dot's, a static size of an op's output that its input lacks).
+
+    A `Check` reads sizes in its condition and message; folding them with a fact
+    from a consumer downstream of the check turns the check's error into the
+    consumer's (or a wrong message), so reads by a check use these.
+    """
+    facts = size_facts(fgraph)
+    if facts.sure is None:
+        facts.sure = _SizeFacts(assume=False)
+    return facts.sure
+
+
 def assume_same_shape(fgraph, a, b):
     """Record that `a` and `b` have equal run-time shapes in `fgraph`: a fact the
     graph cannot show (a contract of the op whose inner graph it is). Register
@@ -195,14 +216,15 @@ def assume_same_shape(fgraph, a, b):
         facts.union(ka, kb)
 
 
-def dim_key(fgraph, v, i):
+def dim_key(fgraph, v, i, facts=None):
     """The key of the size of dimension `i` of `v` (see the module docstring)."""
-    return shape_keys(fgraph, v)[i]
+    return shape_keys(fgraph, v, facts)[i]
 
 
-def shape_keys(fgraph, v):
-    """Keys of every dimension of `v` (each the root of its class of equal sizes)."""
-    facts = size_facts(fgraph)
+def shape_keys(fgraph, v, facts=None):
+    """Keys of every dimension of `v` (each the root of its class of equal sizes),
+    in `facts` (by default `size_facts`)."""
+    facts = size_facts(fgraph) if facts is None else facts
     if v not in facts.keys:
         for w in _uncached_ancestors(v, facts.keys):
             facts.keys[w] = _keys_of(w, facts)
@@ -237,7 +259,7 @@ def _keys_of(v, facts):
             keys.append(derived[i])
         else:
             keys.append(("dim", v, i))
-    if derived is not None:
+    if derived is not None and facts.assume:
         for k, d in zip(keys, derived):
             if d is not None and k != d:
                 facts.union(k, d)      # a static size names the derived source too
@@ -250,6 +272,23 @@ def guarded(fgraph, v, new):
     for node in check_ancestors(fgraph, v):
         new = Check(node.op.message, error=node.op.error)(new, *node.inputs[1:])
     return new
+
+
+def read_by_check(fgraph, s):
+    """Whether the scalar `s` reaches a `Check`'s condition or message values through
+    scalar operations (the check decides on it, or reports it)."""
+    seen, todo = {s}, [s]
+    while todo:
+        for client, i in fgraph.clients.get(todo.pop(), ()):
+            if client == "output":
+                continue
+            if isinstance(client.op, Check) and i > 0:
+                return True
+            for out in client.outputs:
+                if out not in seen and getattr(out.type, "ndim", None) == 0:
+                    seen.add(out)
+                    todo.append(out)
+    return False
 
 
 def check_ancestors(fgraph, v):
@@ -339,7 +378,8 @@ def _derived_keys(v, facts):
         return [value_key(d, facts) for d in ins[1:]]
     if isinstance(op, Dot):
         a, b = keys[ins[0]], keys[ins[1]]
-        facts.union(a[-1], b[0])   # the product fails unless the inner sizes agree
+        if facts.assume:
+            facts.union(a[-1], b[0])   # the product fails unless the inner sizes agree
         return list(a[:-1]) + list(b[1:])
     if isinstance(op, Reduce):
         return [k for d, k in enumerate(keys[ins[0]]) if d not in op.axis]
@@ -349,7 +389,7 @@ def _derived_keys(v, facts):
                 and k != ("const", -1)
                 else None for k in out]
     if isinstance(op, Join):
-        for x in ins[1:]:
+        for x in ins[1:] if facts.assume else ():
             for d, (a, b) in enumerate(zip(keys[ins[0]], keys[x])):
                 if d != op.axis:
                     facts.union(a, b)
