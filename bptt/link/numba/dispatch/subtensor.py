@@ -16,9 +16,17 @@ through the same view of its output (a copy of x unless inplace)::
 
 the loop being a runtime function compiled once per dtype and rank
 (link/numba/region_runtime.py); a scalar y fills the view inline (`add_into`,
-`broadcast_into`) and a single element is one scalar assignment. The advanced
-ops, and IncSubtensor of a 0-d x, lower to one generated kernel each (names as
-in the source)::
+`broadcast_into`) and a single element is one scalar assignment. An advanced
+op whose index is one integer array on axis 0, the other axes whole (``W[idx]``,
+its gradient), calls region_runtime.py's row helpers on x as a matrix of rows::
+
+    c_reshape(take_rows_call(c_reshape(c_contiguous(x), (x.shape[0], x.shape[1])),
+                             c_reshape(c_contiguous(idx), (idx.size,))),
+              idx.shape + x.shape[1:])
+    rw = c_copy(x); write_rows_call(<rw as rows>, <idx as a vector>, <y as rows>, 1)
+
+The other advanced ops, and IncSubtensor of a 0-d x, lower to one generated
+kernel each (names as in the source)::
 
     prelude   i<d>        checked integer index of dimension d of x
               st<d>, sp<d>, l<d>   start, step and length of the slice of dimension d
