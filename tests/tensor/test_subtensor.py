@@ -496,8 +496,25 @@ def test_basic_indexing_lowers_to_an_inline_view():
     for out in (x[1:n:-1], x[i, ::2], x[-1]):
         low = numba_funcify(out.owner.op, out.owner, ctx)
         assert isinstance(low, str) and low.startswith("{0}["), low
-    out = x[[0, 1]]
+    out = x[:, [0, 1]]
     assert isinstance(numba_funcify(out.owner.op, out.owner, ctx), Kernel)
+
+
+def test_rows_indexing_lowers_to_a_runtime_call():
+    """``x[idx]`` and its writes call region_runtime.py's row helpers; other advanced
+    indices (two arrays, an array on another axis) keep a kernel."""
+    x, y, idx, v = T.dtensor3("x"), T.dmatrix("y"), T.lvector("idx"), T.dvector("v")
+    ctx = ModuleBuilder()
+    for out, call in ((x[idx], "take_rows_call("), (x[idx, :], "take_rows_call("),
+                      (T.inc_subtensor(x[idx], y), "write_rows_call("),
+                      (T.set_subtensor(x[idx], 1.0), "write_rows_call("),
+                      (T.inc_subtensor(v[idx], 1.0), "write_rows_call("),
+                      (x[T.lmatrix("m")], "take_rows_call("),
+                      (T.inc_subtensor(v[T.lmatrix("m")], y), "write_rows_call(")):
+        low = numba_funcify(out.owner.op, out.owner, ctx)
+        assert isinstance(low, str) and call in low, low
+    for out in (x[:, idx], x[idx, idx], T.inc_subtensor(x[:, idx], y)):
+        assert isinstance(numba_funcify(out.owner.op, out.owner, ctx), Kernel)
 
 
 def test_basic_writes_lower_to_a_view_and_a_runtime_call():

@@ -35,6 +35,8 @@ type):
 * ``region_values(region, y)``: array `y` viewed with `region`'s shape, stride 0
   where it broadcasts (the values of a SetSubtensor or IncSubtensor; ValueError
   naming both shapes where `y` does not broadcast);
+* ``rows_values(x, idx, y)``: the same for the region ``x[idx]`` of an integer array
+  `idx` on axis 0 (shape ``idx.shape + x.shape[1:]``);
 * ``c_reshape(x, shape)``: ``x.reshape(shape)`` for a C-contiguous `x` (numba's
   reshape compiles helper functions on first use in a process, and more per
   call site); one entry of `shape` may be -1;
@@ -58,7 +60,7 @@ from numba.np.arrayobj import _empty_nd_impl, _parse_shape, make_array, populate
 
 __all__ = ["add_into", "alloc_empty", "alloc_zeros", "alloc_full", "broadcast_into", "c_contiguous",
            "c_copy", "c_reshape", "copy_into", "data_address", "fits_rows", "imax", "imin",
-           "is_c_contiguous", "region_values", "same_view", "strided_view"]
+           "is_c_contiguous", "region_values", "rows_values", "same_view", "strided_view"]
 __all__ += [f"check_index_{d}" for d in range(32)]
 
 
@@ -528,6 +530,33 @@ def region_values(typingctx, region, y):
         return impl_ret_borrowed(context, builder, viewtype, out._getvalue())
 
     return view(region, y), codegen
+
+
+class _Shape:
+    """The `.shape` `_broadcast_view` reads, for a region that is no array."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+@intrinsic
+def rows_values(typingctx, x, idx, y):
+    """`region_values` for the region ``x[idx]`` of an integer array `idx` on axis 0:
+    `y` viewed with shape ``idx.shape + x.shape[1:]``."""
+    _arrays("rows_values", x, idx, y)
+    nd = idx.ndim + x.ndim - 1
+    if not 0 < y.ndim <= nd:
+        raise TypingError(f"rows_values: cannot broadcast {y} to {x}[{idx}]")
+    view = types.Array(y.dtype, nd, "A", readonly=True)
+
+    def codegen(context, builder, sig, args):
+        shape = cgutils.unpack_tuple(builder, make_array(x)(context, builder, args[0]).shape)
+        lead = cgutils.unpack_tuple(builder, make_array(idx)(context, builder, args[1]).shape)
+        region = _Shape(cgutils.pack_array(builder, lead + shape[1:]))
+        viewtype, out = _broadcast_view(context, builder, view, region, y, args[2], _REGION_ERROR)
+        return impl_ret_borrowed(context, builder, viewtype, out._getvalue())
+
+    return view(x, idx, y), codegen
 
 
 @intrinsic

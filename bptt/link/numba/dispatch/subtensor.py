@@ -16,9 +16,17 @@ through the same view of its output (a copy of x unless inplace)::
 
 the loop being a runtime function compiled once per dtype and rank
 (link/numba/region_runtime.py); a scalar y fills the view inline (`add_into`,
-`broadcast_into`) and a single element is one scalar assignment. The advanced
-ops, and IncSubtensor of a 0-d x, lower to one generated kernel each (names as
-in the source)::
+`broadcast_into`) and a single element is one scalar assignment. An advanced
+op whose index is one integer array on axis 0, the other axes whole (``W[idx]``,
+its gradient), calls region_runtime.py's row helpers on x as a matrix of rows::
+
+    c_reshape(take_rows_call(c_reshape(c_contiguous(x), (x.shape[0], x.shape[1])),
+                             c_reshape(c_contiguous(idx), (idx.size,))),
+              idx.shape + x.shape[1:])
+    rw = c_copy(x); write_rows_call(<rw as rows>, <idx as a vector>, <y as rows>, 1)
+
+The other advanced ops, and IncSubtensor of a 0-d x, lower to one generated
+kernel each (names as in the source)::
 
     prelude   i<d>        checked integer index of dimension d of x
               st<d>, sp<d>, l<d>   start, step and length of the slice of dimension d
@@ -34,7 +42,7 @@ in the source)::
 """
 from __future__ import annotations
 
-from ....tensor.subtensor import (AdvancedIncSubtensor, AdvancedSubtensor, FULL,
+from ....tensor.subtensor import (ARRAY, AdvancedIncSubtensor, AdvancedSubtensor, FULL,
                                   IncSubtensor, SliceSpec, Subtensor, layout)
 from ..registry import Kernel, np_dtype, numba_funcify
 
@@ -236,8 +244,34 @@ class _KernelWriter:
                    else f"    return {dt}(x + {value})")
 
 
+def _rows_index(op, node, n_values):
+    """True for ``x[idx]`` with one integer array on axis 0 and every other axis whole
+    (an embedding, bincount): a call of the row helpers of region_runtime.py."""
+    lead = list(op.idx_list)
+    while lead and lead[-1] == FULL:
+        lead.pop()
+    return lead == [ARRAY] and node.inputs[0].ndim >= 1 and node.inputs[1 + n_values].ndim >= 1
+
+
+def _width(x, ndim):
+    """Source of the size of a row of array `x` (of `ndim` dimensions) along axis 0."""
+    return " * ".join(f"{x}.shape[{d}]" for d in range(1, ndim)) or "1"
+
+
+def _rows_of(x, ndim):
+    """Source of the C-contiguous matrix of rows of array `x`."""
+    return f"c_reshape(c_contiguous({x}), ({x}.shape[0], {_width(x, ndim)}))"
+
+
+def _vector(idx):
+    return f"c_reshape(c_contiguous({idx}), ({idx}.size,))"
+
+
 @numba_funcify.register(AdvancedSubtensor)
 def _advanced_subtensor(op, node, ctx):
+    if _rows_index(op, node, 0):
+        rows = f"take_rows_call({_rows_of('{0}', node.inputs[0].ndim)}, {_vector('{1}')})"
+        return f"c_reshape({rows}, {{1}}.shape + {{0}}.shape[1:])"
     return Kernel(_KernelWriter(op, node, "get").source(), "advanced_subtensor")
 
 
@@ -263,6 +297,26 @@ def _inc_subtensor(op, node, ctx):
 
 @numba_funcify.register(AdvancedIncSubtensor)
 def _inc_kernel(op, node, ctx=None):
+    x, y = node.inputs[:2]
+    if ctx is not None and _rows_index(op, node, 1) and y.ndim < node.inputs[2].ndim + x.ndim:
+        return _rows_write(op, node, ctx)
     mode = "set" if op.set_instead_of_inc else "inc"
     name = type(op).__name__.replace("Inc", mode.capitalize()).lower()
     return Kernel(_KernelWriter(op, node, mode).source(), name)
+
+
+def _rows_write(op, node, ctx):
+    """``out[idx] (+)= y`` by the row helper, on the matrix of rows of the output; `y`
+    as rows of the region (a copy where it broadcasts), a scalar as a ``(1, 1)`` array."""
+    x, y, idx = node.inputs
+    out = ctx.fresh("rw")
+    # an inplace op's x is a buffer nothing else reads (inplace_inc_subtensor)
+    lines = [f"{out} = c_contiguous({{0}})" if op.inplace else f"{out} = c_copy({{0}})"]
+    rows = _rows_of(out, x.ndim)
+    if y.ndim:
+        values = (f"c_reshape(c_contiguous(rows_values({out}, {{2}}, {{1}})), "
+                  f"({{2}}.size, {_width(out, x.ndim)}))")
+    else:
+        values = f"alloc_full((1, 1), {{1}}, {out}.dtype)"
+    add = 0 if op.set_instead_of_inc else 1
+    return "\n".join(lines + [f"write_rows_call({rows}, {_vector('{2}')}, {values}, {add})", out])
