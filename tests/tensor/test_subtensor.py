@@ -14,6 +14,7 @@ import bptt
 import bptt.tensor as T
 from bptt.grad import Rop
 from bptt.graph.op import Op
+import bptt.link.numba.dispatch  # noqa: F401  (registers the lowerings the tests look up)
 from bptt.link.numba.linker import ModuleBuilder
 from bptt.link.numba.registry import Kernel, numba_funcify
 from bptt.tensor.shape import DimShuffle, shape as shape_of, shape_tuple
