@@ -13,8 +13,13 @@ def test_theano_names_map_to_bptt():
     import bptt.compat.theano.tensor as T
 
     assert T is theano.tensor and T.dot is bptt.tensor.dot
-    assert theano.scan is bptt.scan and theano.scan_module.until is bptt.until
-    assert theano.shared is bptt.shared
+    assert theano.scan is theano.scan_module.scan and theano.scan_module.until is bptt.until
+    # theano.scan is bptt.scan with Theano's meaning of strict (tests/compat)
+    x = T.dvector("x")
+    out, _ = theano.scan(lambda a, h: a + h, sequences=x, outputs_info=T.zeros(()))
+    np.testing.assert_array_equal(out.eval({x: np.arange(4.0)}), [0, 1, 3, 6])
+    w = theano.shared(np.ones(2), name="w")      # bptt.shared, with Theano's broadcastable=
+    assert isinstance(w, bptt.tensor.sharedvar.SharedVariable) and w.name == "w"
     assert theano.config.floatX == bptt.config.floatX
     assert T.shared_randomstreams.RandomStreams is bptt.RandomStreams
     assert theano.gradient.Rop is bptt.Rop
